@@ -130,6 +130,8 @@ struct Hold {
     reason: String,
     approvers: u8,
     grantable: bool,
+    /// The tool's own `approval = "ask"` (less specific than any matching rule).
+    tool_default: bool,
 }
 
 /// What layers 1–3 found for an admissible call.
@@ -315,6 +317,7 @@ impl Policy {
                             reason: format!("not understood, needs a human: {m}"),
                             approvers: tool.approvers,
                             grantable: false,
+                            tool_default: false,
                         }),
                     },
                 }
@@ -387,6 +390,7 @@ impl Policy {
                         reason,
                         approvers: tool.approvers,
                         grantable: false,
+                        tool_default: false,
                     }),
                 },
                 (None, _) => {
@@ -432,6 +436,7 @@ impl Policy {
                     reason: r.reason.clone(),
                     approvers: r.approvers,
                     grantable: r.grantable && tool.grantable,
+                    tool_default: false,
                 }),
             }
         }
@@ -442,6 +447,7 @@ impl Policy {
                 reason: format!("{} always needs a human decision", tool.name),
                 approvers: tool.approvers,
                 grantable: tool.grantable,
+                tool_default: true,
             });
         }
 
@@ -488,7 +494,7 @@ impl Policy {
         let approvers = holds.iter().map(|h| h.approvers).max().unwrap_or(1);
         let main = holds
             .iter()
-            .max_by_key(|h| (hold_rank(h.layer), h.approvers))
+            .max_by_key(|h| (hold_rank(h.layer), h.approvers, !h.grantable, !h.tool_default))
             .expect("holds is not empty");
         d.status = Status::Pending;
         d.blocked_by = Some(main.layer);
