@@ -230,3 +230,19 @@ fn every_pending_demo_call_gets_an_expiry() {
     let d = p.evaluate(&call("move_to_trash", &args), &inputs);
     assert_eq!(d.expires_at_ms, Some(T0 + 30 * 60_000));
 }
+
+#[test]
+fn demo_validates_against_the_published_policy_schema() {
+    let schema: Value = serde_json::from_str(include_str!("../../../policies/policy.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("policy.schema.json compiles");
+    let demo: toml::Value = toml::from_str(DEMO).unwrap();
+    let demo = serde_json::to_value(demo).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&demo).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    // And it catches a typo the loader also refuses.
+    let typo = DEMO.replace("approval = \"ask\"\nexpiry", "aproval = \"ask\"\nexpiry");
+    assert_ne!(typo, DEMO);
+    let typo = serde_json::to_value(toml::from_str::<toml::Value>(&typo).unwrap()).unwrap();
+    assert!(!validator.is_valid(&typo));
+    assert!(Policy::from_toml(&DEMO.replace("approval = \"ask\"\nexpiry", "aproval = \"ask\"\nexpiry")).is_err());
+}
