@@ -12,6 +12,7 @@
 
 pub mod budget;
 pub mod cases;
+pub mod cli;
 pub mod config;
 pub mod decision;
 pub mod engine;

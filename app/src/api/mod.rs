@@ -1,0 +1,12 @@
+//! Types shared by server and browser, and the server functions.
+
+mod model;
+pub mod server_fns;
+
+pub use model::*;
+pub use server_fns::*;
+
+#[cfg(feature = "ssr")]
+mod backend;
+#[cfg(feature = "ssr")]
+pub use backend::*;

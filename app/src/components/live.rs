@@ -1,0 +1,87 @@
+//! The browser's subscription to the server's event hub (SSE on `/api/events`).
+//! One EventSource per page; it reconnects on its own and resumes from the last event id.
+
+use leptos::prelude::*;
+
+/// One event as received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveEvent {
+    pub seq: u64,
+    pub kind: String,
+    pub data: String,
+}
+
+/// Connection state and the latest events, shared through context.
+#[derive(Clone, Copy)]
+pub struct Live {
+    pub connected: RwSignal<bool>,
+    pub last: RwSignal<Option<LiveEvent>>,
+    pub received: RwSignal<u64>,
+}
+
+pub fn use_live() -> Option<Live> {
+    use_context::<Live>()
+}
+
+/// Event kinds the hub sends; the client listens to each by name.
+pub const KINDS: &[&str] = &["hello", "resync", "users_changed", "call_pending", "call_decided"];
+
+#[component]
+pub fn LiveProvider(children: Children) -> impl IntoView {
+    let live = Live {
+        connected: RwSignal::new(false),
+        last: RwSignal::new(None),
+        received: RwSignal::new(0),
+    };
+    provide_context(live);
+    Effect::new(move |_| {
+        #[cfg(feature = "hydrate")]
+        connect(live);
+    });
+    children()
+}
+
+#[cfg(feature = "hydrate")]
+fn connect(live: Live) {
+    use wasm_bindgen::{closure::Closure, JsCast};
+    let Ok(es) = web_sys::EventSource::new("/api/events") else { return };
+    let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| live.connected.set(true));
+    es.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+    on_open.forget();
+    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| live.connected.set(false));
+    es.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    on_error.forget();
+    for kind in KINDS {
+        let kind_s = kind.to_string();
+        let on_msg = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+            let seq = e.last_event_id().parse().unwrap_or(0);
+            let data = e.data().as_string().unwrap_or_default();
+            live.connected.set(true);
+            live.received.update(|n| *n += 1);
+            live.last.set(Some(LiveEvent { seq, kind: kind_s.clone(), data }));
+        });
+        let _ = es.add_event_listener_with_callback(kind, on_msg.as_ref().unchecked_ref());
+        on_msg.forget();
+    }
+    // The EventSource lives as long as the page.
+    std::mem::forget(es);
+}
+
+#[component]
+pub fn LiveIndicator() -> impl IntoView {
+    let live = use_live();
+    let connected = move || live.is_some_and(|l| l.connected.get());
+    view! {
+        <span
+            class="live"
+            class:on=connected
+            role="status"
+            aria-live="polite"
+            data-testid="live-status"
+            title="Real-time updates from the server"
+        >
+            <span class="dot" aria-hidden="true"></span>
+            {move || if connected() { "connected" } else { "offline" }}
+        </span>
+    }
+}

@@ -1,0 +1,2 @@
+pub mod live;
+pub mod shell;

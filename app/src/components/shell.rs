@@ -1,0 +1,178 @@
+//! The frame of every page: header with navigation by role, live-connection indicator,
+//! theme switch and sign-out; plus the session context pages read.
+
+use crate::api::{error_text, get_session, Role, SessionInfo, CSRF_FIELD};
+use crate::components::live::{LiveIndicator, LiveProvider};
+use crate::routes;
+use leptos::prelude::*;
+use leptos_router::hooks::use_location;
+
+/// The session as loaded once per page load (SSR, then hydrated from the page).
+pub type SessionResource = Resource<Result<SessionInfo, ServerFnError>>;
+
+pub fn use_session() -> SessionResource {
+    expect_context::<SessionResource>()
+}
+
+#[component]
+pub fn Layout(children: Children) -> impl IntoView {
+    let session: SessionResource = Resource::new(|| (), |_| get_session());
+    provide_context(session);
+
+    // A marker the browser tests wait for: set only once the wasm app runs.
+    Effect::new(move |_| {
+        #[cfg(feature = "hydrate")]
+        if let Some(b) = document().body() {
+            let _ = b.set_attribute("data-hydrated", "true");
+        }
+    });
+
+    view! {
+        <a class="skip" href="#main">"Skip to content"</a>
+        <header class="topbar">
+            <a class="brand" href="/">
+                <span class="logo" aria-hidden="true">"◆"</span>
+                " Airlock"
+            </a>
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move {
+                    match session.await {
+                        Ok(SessionInfo { user: Some(u), csrf_token }) => {
+                            view! { <SignedInBar role=u.role username=u.username csrf_token/> }.into_any()
+                        }
+                        _ => ().into_any(),
+                    }
+                })}
+            </Suspense>
+            <ThemeToggle/>
+        </header>
+        <main id="main" tabindex="-1">{children()}</main>
+    }
+}
+
+#[component]
+fn SignedInBar(role: Role, username: String, csrf_token: String) -> impl IntoView {
+    let location = use_location();
+    let links = routes::pages_for(role)
+        .map(|p| {
+            let path = p.path;
+            let current = move || (location.pathname.get() == path).then_some("page");
+            view! { <li><a href=path aria-current=current>{p.label}</a></li> }
+        })
+        .collect_view();
+    view! {
+        <nav aria-label="Main">
+            <ul class="nav">{links}</ul>
+        </nav>
+        <LiveProvider>
+            <LiveIndicator/>
+        </LiveProvider>
+        <div class="who">
+            <span class="user" title="Signed in">{username}</span>
+            <span class="role-badge">{role.as_str()}</span>
+            <form method="post" action="/logout" class="inline">
+                <input type="hidden" name=CSRF_FIELD value=csrf_token/>
+                <button type="submit" class="link">"Sign out"</button>
+            </form>
+        </div>
+    }
+}
+
+/// Light / dark switch. Without JS the system preference applies (CSS media query).
+#[component]
+fn ThemeToggle() -> impl IntoView {
+    let dark = RwSignal::new(None::<bool>);
+    Effect::new(move |_| {
+        #[cfg(feature = "hydrate")]
+        {
+            let stored = window()
+                .local_storage()
+                .ok()
+                .flatten()
+                .and_then(|s| s.get_item("airlock-theme").ok().flatten());
+            let system_dark = window()
+                .match_media("(prefers-color-scheme: dark)")
+                .ok()
+                .flatten()
+                .is_some_and(|m| m.matches());
+            dark.set(Some(stored.map_or(system_dark, |t| t == "dark")));
+        }
+    });
+    Effect::new(move |_| {
+        let Some(d) = dark.get() else { return };
+        #[cfg(feature = "hydrate")]
+        {
+            if let Some(html) = document().document_element() {
+                let _ = html.set_attribute("data-theme", if d { "dark" } else { "light" });
+            }
+            if let Some(s) = window().local_storage().ok().flatten() {
+                let _ = s.set_item("airlock-theme", if d { "dark" } else { "light" });
+            }
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = d;
+    });
+    view! {
+        <button
+            type="button"
+            class="theme-toggle"
+            aria-pressed=move || dark.get().unwrap_or(false).to_string()
+            disabled=move || dark.get().is_none()
+            on:click=move |_| dark.update(|d| *d = Some(!d.unwrap_or(false)))
+        >
+            {move || if dark.get().unwrap_or(false) { "☀ Light" } else { "☾ Dark" }}
+        </button>
+    }
+}
+
+/// Render `children` only for the roles that may open `path`; otherwise say why, with
+/// the right status code during server rendering.
+#[component]
+pub fn Guarded(path: &'static str, children: ChildrenFn) -> impl IntoView {
+    let session = use_session();
+    let children = StoredValue::new(children);
+    view! {
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                let page = routes::page(path);
+                match session.await {
+                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                    Ok(SessionInfo { user: None, .. }) => {
+                        set_status(401);
+                        view! {
+                            <section class="card narrow">
+                                <h1>"Please sign in"</h1>
+                                <p><a href=format!("/login?next={path}")>"Sign in"</a>" to open this page."</p>
+                            </section>
+                        }
+                        .into_any()
+                    }
+                    Ok(SessionInfo { user: Some(u), .. }) if page.is_some_and(|p| !p.roles.contains(&u.role)) => {
+                        set_status(403);
+                        view! {
+                            <section class="card narrow">
+                                <h1>"Not allowed"</h1>
+                                <p>{format!("Your role ({}) cannot open this page.", u.role)}</p>
+                                <p><a href=routes::home_for(u.role)>"Go to your start page"</a></p>
+                            </section>
+                        }
+                        .into_any()
+                    }
+                    Ok(_) => children.with_value(|c| c()).into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// Set the HTTP status of the server-rendered response (no-op in the browser).
+pub fn set_status(code: u16) {
+    #[cfg(feature = "ssr")]
+    if let Some(r) = use_context::<leptos_axum::ResponseOptions>() {
+        if let Ok(s) = http::StatusCode::from_u16(code) {
+            r.set_status(s);
+        }
+    }
+    #[cfg(not(feature = "ssr"))]
+    let _ = code;
+}

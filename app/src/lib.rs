@@ -1,0 +1,69 @@
+//! Airlock's web application: the pages people use, rendered on the server (SSR) and
+//! hydrated in the browser. Server functions in [`api`] are thin: they take the signed-in
+//! user from the request, check the role and the CSRF token, and call the server's
+//! [`api::Backend`].
+
+pub mod api;
+pub mod components;
+pub mod pages;
+pub mod routes;
+
+use components::shell::Layout;
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, Link, Meta, Stylesheet, Title};
+use leptos_router::{
+    components::{Route, Router, Routes},
+    path, SsrMode,
+};
+
+/// The HTML document around the app (server only). The CSP nonce comes from the
+/// server's security-headers middleware so the header and the inline scripts agree.
+#[cfg(feature = "ssr")]
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    use leptos::hydration::{AutoReload, HydrationScripts};
+    if let Some(parts) = use_context::<http::request::Parts>() {
+        if let Some(n) = parts.extensions.get::<api::CspNonce>() {
+            provide_context(leptos::nonce::Nonce::from_value(n.0.clone()));
+        }
+    }
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <meta name="color-scheme" content="light dark"/>
+                <link rel="icon" href="data:,"/>
+                <AutoReload options=options.clone()/>
+                <HydrationScripts options/>
+                <leptos_meta::MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="leptos" href="/pkg/airlock.css"/>
+        <Title formatter=|t: String| if t.is_empty() { "Airlock".to_string() } else { format!("{t} · Airlock") }/>
+        <Meta name="description" content="Airlock: approval gateway and audit dashboard for AI-agent tool calls"/>
+        <Link rel="preload" href="/pkg/airlock.css" as_="style"/>
+        <Router>
+            <Layout>
+                <Routes fallback=pages::not_found::NotFound>
+                    <Route path=path!("/") view=pages::home::Home ssr=SsrMode::Async/>
+                    <Route path=path!("/login") view=pages::login::Login ssr=SsrMode::Async/>
+                    <Route path=path!("/queue") view=pages::queue::Queue ssr=SsrMode::Async/>
+                    <Route path=path!("/audit") view=pages::audit::Audit ssr=SsrMode::Async/>
+                    <Route path=path!("/stats") view=pages::stats::Stats ssr=SsrMode::Async/>
+                    <Route path=path!("/admin") view=pages::admin::Admin ssr=SsrMode::Async/>
+                </Routes>
+            </Layout>
+        </Router>
+    }
+}

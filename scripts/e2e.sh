@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Browser tests: build (debug), start a real server on a free loopback port with a fresh
+# SQLite file and known test users, run the Playwright specs in Debian Chromium, stop.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+bash scripts/build.sh
+work="$(mktemp -d)"
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+export AIRLOCK_DATABASE_URL="sqlite://$work/airlock.db"
+export AIRLOCK_BIND="127.0.0.1:$port"
+export AIRLOCK_COOKIE_SECURE=false
+export AIRLOCK_SITE_ROOT=target/site
+export AIRLOCK_LOGIN_BURST_PER_ACCOUNT=100
+export AIRLOCK_LOGIN_BURST_PER_ADDRESS=1000
+export AIRLOCK_E2E_PASSWORD="e2e password 0123456789"
+bin=target/debug/airlock
+for u in admin reviewer oncall auditor; do
+  echo "$AIRLOCK_E2E_PASSWORD" | "$bin" user add "e2e-$u" --role "$u" --password-stdin >/dev/null
+done
+"$bin" serve >"$work/server.log" 2>&1 &
+pid=$!
+cleanup() { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+for _ in $(seq 1 100); do
+  curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null || { cat "$work/server.log"; exit 1; }
+export AIRLOCK_BASE_URL="http://127.0.0.1:$port"
+mkdir -p end2end/screenshots
+if ! (cd end2end && npx playwright test "$@"); then
+  echo "---- server log ----"; tail -n 100 "$work/server.log"; exit 1
+fi

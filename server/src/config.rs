@@ -1,0 +1,123 @@
+//! Typed configuration: defaults, then an optional TOML file, then `AIRLOCK_*`
+//! environment variables (highest precedence). Every setting is documented in
+//! `docs/configuration.md` and `airlock.example.toml`.
+
+use figment::providers::{Env, Format, Serialized, Toml};
+use figment::Figment;
+use secrecy::SecretString;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Pretty,
+    Json,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Config {
+    /// Address to listen on.
+    pub bind: SocketAddr,
+    /// `sqlite://PATH` (the file is created) or, later, `postgres://…`. May hold a password.
+    pub database_url: SecretString,
+    /// The policy file the engine loads at start.
+    pub policy_file: PathBuf,
+    /// Directory with the built browser assets (`pkg/`): cargo-leptos' site root.
+    pub site_root: PathBuf,
+    /// Send cookies only over HTTPS. Turn off only for plain-http local runs.
+    pub cookie_secure: bool,
+    /// Sign a person out after this many minutes without activity.
+    pub session_idle_minutes: i64,
+    pub log_format: LogFormat,
+    /// `tracing` filter, e.g. `info` or `airlock=debug,tower_http=info`.
+    pub log_level: String,
+    /// Name of the first administrator created on an empty database.
+    pub first_admin: String,
+    /// Sign-in attempts allowed per account in a burst, then one more per minute.
+    pub login_burst_per_account: u32,
+    /// Sign-in attempts allowed per client address in a burst, then one more every 2 s.
+    pub login_burst_per_address: u32,
+    /// Seconds that in-flight requests get to finish on shutdown.
+    pub shutdown_grace_seconds: u64,
+}
+
+/// Serialisable defaults (secrets excluded from `Config`'s own Serialize).
+#[derive(Serialize)]
+struct Defaults {
+    bind: &'static str,
+    database_url: &'static str,
+    policy_file: &'static str,
+    site_root: &'static str,
+    cookie_secure: bool,
+    session_idle_minutes: i64,
+    log_format: LogFormat,
+    log_level: &'static str,
+    first_admin: &'static str,
+    login_burst_per_account: u32,
+    login_burst_per_address: u32,
+    shutdown_grace_seconds: u64,
+}
+
+const DEFAULTS: Defaults = Defaults {
+    bind: "127.0.0.1:3000",
+    database_url: "sqlite://data/airlock.db",
+    policy_file: "policies/demo.toml",
+    site_root: "target/site",
+    cookie_secure: true,
+    session_idle_minutes: 480,
+    log_format: LogFormat::Pretty,
+    log_level: "info,sqlx=warn,tower_sessions=warn",
+    first_admin: "admin",
+    login_burst_per_account: 10,
+    login_burst_per_address: 30,
+    shutdown_grace_seconds: 20,
+};
+
+impl Config {
+    /// Defaults → `AIRLOCK_CONFIG` file (or `airlock.toml` if present) → `AIRLOCK_*` env.
+    pub fn load() -> Result<Config, String> {
+        let file = std::env::var("AIRLOCK_CONFIG").ok();
+        let mut fig = Figment::from(Serialized::defaults(DEFAULTS));
+        match &file {
+            Some(f) => {
+                if !std::path::Path::new(f).is_file() {
+                    return Err(format!("AIRLOCK_CONFIG={f}: no such file"));
+                }
+                fig = fig.merge(Toml::file_exact(f));
+            }
+            None => fig = fig.merge(Toml::file("airlock.toml")),
+        }
+        fig = fig.merge(Env::prefixed("AIRLOCK_").ignore(&["config"]));
+        fig.extract::<Config>().map_err(|e| format!("configuration: {e}"))
+    }
+
+    /// The defaults alone (tests override fields directly).
+    pub fn defaults() -> Config {
+        Figment::from(Serialized::defaults(DEFAULTS))
+            .extract()
+            .expect("defaults are valid")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use secrecy::ExposeSecret;
+
+    #[test]
+    fn defaults_listen_on_loopback_port_3000_with_sqlite() {
+        let c = Config::defaults();
+        assert_eq!(c.bind.to_string(), "127.0.0.1:3000");
+        assert!(c.database_url.expose_secret().starts_with("sqlite://"));
+        assert!(c.cookie_secure);
+    }
+
+    #[test]
+    fn debug_output_hides_the_database_url() {
+        let mut c = Config::defaults();
+        c.database_url = SecretString::from("postgres://u:hunter2@db/airlock");
+        assert!(!format!("{c:?}").contains("hunter2"));
+    }
+}

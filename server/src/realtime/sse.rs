@@ -1,0 +1,83 @@
+//! `GET /api/events`: the hub as Server-Sent Events, for signed-in people only.
+//! Resume with the standard `Last-Event-ID` header (EventSource sends it on reconnect)
+//! or `?since=N`. A `resync` event tells the client its position is too old.
+
+use super::hub::Event;
+use crate::error::json_error;
+use crate::startup::AppState;
+use app::api::RequestAuth;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Extension;
+use futures::stream::{self, Stream, StreamExt};
+use serde::Deserialize;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_stream::wrappers::{errors::BroadcastStreamRecvError, BroadcastStream, WatchStream};
+
+#[derive(Deserialize)]
+pub struct Since {
+    since: Option<u64>,
+}
+
+fn sse_event(e: &Event) -> SseEvent {
+    SseEvent::default().id(e.seq.to_string()).event(&e.kind).data(e.data.to_string())
+}
+
+fn resync(head: u64) -> SseEvent {
+    SseEvent::default()
+        .id(head.to_string())
+        .event("resync")
+        .data(serde_json::json!({ "reason": "missed events; reload the current state" }).to_string())
+}
+
+pub async fn events(
+    State(state): State<AppState>,
+    Extension(auth): Extension<RequestAuth>,
+    headers: HeaderMap,
+    Query(q): Query<Since>,
+) -> Response {
+    let Some(user) = auth.user else {
+        return json_error(StatusCode::UNAUTHORIZED, "unauthenticated", "sign in to receive live updates").into_response();
+    };
+    let since = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .or(q.since);
+    let sub = state.hub.subscribe(since);
+    tracing::debug!(user = %user.username, ?since, head = sub.head, "live stream opened");
+
+    let head = sub.head;
+    let hello = SseEvent::default()
+        .id(head.to_string())
+        .event("hello")
+        .data(serde_json::json!({ "seq": head }).to_string());
+    let first = if sub.gap { resync(head) } else { hello };
+    let backlog: Vec<SseEvent> = sub.backlog.iter().map(|e| sse_event(e)).collect();
+    let live = BroadcastStream::new(sub.live).map(move |r: Result<Arc<Event>, BroadcastStreamRecvError>| match r {
+        Ok(e) => sse_event(&e),
+        // This subscriber fell behind the channel: tell it to reload.
+        Err(BroadcastStreamRecvError::Lagged(_)) => resync(head),
+    });
+    let mut shutdown = WatchStream::new(sub.shutdown);
+    let stop = async move {
+        while let Some(v) = shutdown.next().await {
+            if v {
+                break;
+            }
+        }
+    };
+    let s: std::pin::Pin<Box<dyn Stream<Item = Result<SseEvent, Infallible>> + Send>> = Box::pin(
+        stream::iter(std::iter::once(first).chain(backlog))
+            .chain(live)
+            .take_until(stop)
+            .map(Ok),
+    );
+    Sse::new(s)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)).text("keep-alive"))
+        .into_response()
+}

@@ -1,0 +1,53 @@
+//! Security headers on every response. The CSP allows scripts only from this origin plus
+//! the inline hydration script carrying this response's nonce, and WebAssembly
+//! compilation ('wasm-unsafe-eval'), which the hydrated app needs.
+
+use app::api::CspNonce;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue};
+use axum::middleware::Next;
+use axum::response::Response;
+use base64::Engine;
+
+pub fn nonce() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 18];
+    rand::rngs::OsRng.fill_bytes(&mut b);
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+pub fn csp(nonce: &str) -> String {
+    format!(
+        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; \
+         img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; \
+         form-action 'self'; frame-ancestors 'none'"
+    )
+}
+
+/// `hsts`: send Strict-Transport-Security (only when served over HTTPS).
+pub async fn security_headers(State(hsts): State<bool>, mut req: Request, next: Next) -> Response {
+    let n = nonce();
+    req.extensions_mut().insert(CspNonce(n.clone()));
+    let mut res = next.run(req).await;
+    let h = res.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&csp(&n)) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    // same-origin: server-function form posts without JS are redirected back to the Referer.
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    h.insert("cross-origin-opener-policy", HeaderValue::from_static("same-origin"));
+    h.insert("cross-origin-resource-policy", HeaderValue::from_static("same-origin"));
+    h.insert(
+        "permissions-policy",
+        HeaderValue::from_static("camera=(), microphone=(), geolocation=(), payment=(), usb=()"),
+    );
+    if hsts {
+        h.insert(header::STRICT_TRANSPORT_SECURITY, HeaderValue::from_static("max-age=31536000"));
+    }
+    if !h.contains_key(header::CACHE_CONTROL) {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    res
+}
