@@ -26,19 +26,30 @@ pub fn use_live() -> Option<Live> {
 /// Event kinds the hub sends; the client listens to each by name.
 pub const KINDS: &[&str] = &["hello", "resync", "users_changed", "call_pending", "call_decided"];
 
-#[component]
-pub fn LiveProvider(children: Children) -> impl IntoView {
+/// Provide the (not yet connected) live state to the whole page.
+pub fn provide_live() -> Live {
     let live = Live {
         connected: RwSignal::new(false),
         last: RwSignal::new(None),
         received: RwSignal::new(0),
     };
     provide_context(live);
+    live
+}
+
+/// Open the stream once the page is hydrated (only rendered for signed-in people, so
+/// anonymous pages never knock on the authenticated endpoint).
+#[component]
+pub fn LiveConnector() -> impl IntoView {
+    let live = use_live();
     Effect::new(move |_| {
         #[cfg(feature = "hydrate")]
-        connect(live);
+        if let Some(live) = live {
+            connect(live);
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = live;
     });
-    children()
 }
 
 #[cfg(feature = "hydrate")]

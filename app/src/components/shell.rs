@@ -2,7 +2,7 @@
 //! theme switch and sign-out; plus the session context pages read.
 
 use crate::api::{error_text, get_session, Role, SessionInfo, CSRF_FIELD};
-use crate::components::live::{LiveIndicator, LiveProvider};
+use crate::components::live::{provide_live, LiveConnector, LiveIndicator};
 use crate::routes;
 use leptos::prelude::*;
 use leptos_router::hooks::use_location;
@@ -18,6 +18,7 @@ pub fn use_session() -> SessionResource {
 pub fn Layout(children: Children) -> impl IntoView {
     let session: SessionResource = Resource::new(|| (), |_| get_session());
     provide_context(session);
+    provide_live();
 
     // A marker the browser tests wait for: set only once the wasm app runs.
     Effect::new(move |_| {
@@ -64,9 +65,8 @@ fn SignedInBar(role: Role, username: String, csrf_token: String) -> impl IntoVie
         <nav aria-label="Main">
             <ul class="nav">{links}</ul>
         </nav>
-        <LiveProvider>
-            <LiveIndicator/>
-        </LiveProvider>
+        <LiveConnector/>
+        <LiveIndicator/>
         <div class="who">
             <span class="user" title="Signed in">{username}</span>
             <span class="role-badge">{role.as_str()}</span>

@@ -40,7 +40,7 @@ pub async fn add(db: &Db, username: &str, password: Password, role: Role) -> Res
     password.check_strength().map_err(UserError::Invalid)?;
     let hash = password::hash(password).await.map_err(UserError::Internal)?;
     users::create(db, &username, &hash, role).await.map_err(|e| match e {
-        StoreError::Conflict(m) => UserError::Conflict(m),
+        e @ StoreError::Conflict(_) => UserError::Conflict(e.to_string()),
         StoreError::Db(e) => e.into(),
     })
 }
