@@ -15,10 +15,26 @@ use Role::*;
 
 /// Pages in navigation order.
 pub const PAGES: &[Page] = &[
-    Page { path: "/queue", label: "Queue", roles: &[Admin, Reviewer, Oncall, Auditor] },
-    Page { path: "/audit", label: "Audit", roles: &[Admin, Auditor] },
-    Page { path: "/stats", label: "Stats", roles: &[Admin, Reviewer, Oncall, Auditor] },
-    Page { path: "/admin", label: "Admin", roles: &[Admin] },
+    Page {
+        path: "/queue",
+        label: "Queue",
+        roles: &[Admin, Reviewer, Oncall, Auditor],
+    },
+    Page {
+        path: "/audit",
+        label: "Audit",
+        roles: &[Admin, Auditor],
+    },
+    Page {
+        path: "/stats",
+        label: "Stats",
+        roles: &[Admin, Reviewer, Oncall, Auditor],
+    },
+    Page {
+        path: "/admin",
+        label: "Admin",
+        roles: &[Admin],
+    },
 ];
 
 /// Paths anyone may open without signing in.
@@ -54,6 +70,9 @@ mod tests {
     fn only_admins_see_admin_and_only_auditors_and_admins_see_audit() {
         assert!(page("/admin").unwrap().roles == [Admin]);
         assert!(!page("/audit").unwrap().roles.contains(&Reviewer));
-        assert_eq!(pages_for(Reviewer).map(|p| p.label).collect::<Vec<_>>(), ["Queue", "Stats"]);
+        assert_eq!(
+            pages_for(Reviewer).map(|p| p.label).collect::<Vec<_>>(),
+            ["Queue", "Stats"]
+        );
     }
 }

@@ -30,8 +30,16 @@ impl Backend for ServerBackend {
         users::list(&self.db).await.map_err(|e| map(e.into()))
     }
 
-    async fn add_user(&self, actor: &UserView, username: &str, password: &str, role: Role) -> Result<UserView, BackendError> {
-        let u = people::add(&self.db, username, Password::new(password), role).await.map_err(map)?;
+    async fn add_user(
+        &self,
+        actor: &UserView,
+        username: &str,
+        password: &str,
+        role: Role,
+    ) -> Result<UserView, BackendError> {
+        let u = people::add(&self.db, username, Password::new(password), role)
+            .await
+            .map_err(map)?;
         tracing::info!(actor = %actor.username, user = %u.username, role = %role, "user added");
         self.hub.publish("users_changed", serde_json::json!({ "user": u.id }));
         Ok(u)
@@ -40,7 +48,8 @@ impl Backend for ServerBackend {
     async fn set_role(&self, actor: &UserView, user_id: i64, role: Role) -> Result<(), BackendError> {
         people::set_role(&self.db, user_id, role).await.map_err(map)?;
         tracing::info!(actor = %actor.username, user_id, role = %role, "role changed");
-        self.hub.publish("users_changed", serde_json::json!({ "user": user_id }));
+        self.hub
+            .publish("users_changed", serde_json::json!({ "user": user_id }));
         Ok(())
     }
 
@@ -50,7 +59,8 @@ impl Backend for ServerBackend {
         }
         people::set_disabled(&self.db, user_id, disabled).await.map_err(map)?;
         tracing::info!(actor = %actor.username, user_id, disabled, "user status changed");
-        self.hub.publish("users_changed", serde_json::json!({ "user": user_id }));
+        self.hub
+            .publish("users_changed", serde_json::json!({ "user": user_id }));
         Ok(())
     }
 }

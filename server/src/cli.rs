@@ -3,7 +3,11 @@
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "airlock", version, about = "Approval gateway and audit dashboard for AI-agent tool calls")]
+#[command(
+    name = "airlock",
+    version,
+    about = "Approval gateway and audit dashboard for AI-agent tool calls"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,

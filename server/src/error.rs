@@ -5,5 +5,8 @@ use axum::http::StatusCode;
 use axum::Json;
 
 pub fn json_error(status: StatusCode, code: &str, message: &str) -> (StatusCode, Json<serde_json::Value>) {
-    (status, Json(serde_json::json!({ "error": { "code": code, "message": message } })))
+    (
+        status,
+        Json(serde_json::json!({ "error": { "code": code, "message": message } })),
+    )
 }

@@ -28,7 +28,10 @@ fn main() -> ExitCode {
         }
     };
     telemetry::init(&config);
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
     match rt.block_on(run(cli.command.unwrap_or(Command::Serve), config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -41,7 +44,10 @@ fn main() -> ExitCode {
 fn read_password(from_stdin: bool) -> Result<(Password, bool), String> {
     if from_stdin {
         let mut line = String::new();
-        std::io::stdin().lock().read_line(&mut line).map_err(|e| e.to_string())?;
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?;
         Ok((Password::new(line.trim_end_matches(['\r', '\n'])), false))
     } else {
         Ok((Password::generate(), true))
@@ -62,17 +68,28 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
             store::migrate(&db).await?;
             let disable_flag = matches!(command, UserCommand::Disable { .. });
             match command {
-                UserCommand::Add { username, role, password_stdin } => {
+                UserCommand::Add {
+                    username,
+                    role,
+                    password_stdin,
+                } => {
                     let (p, generated) = read_password(password_stdin)?;
-                    let u = people::add(&db, &username, p.clone(), role.parse()?).await.map_err(|e| e.to_string())?;
+                    let u = people::add(&db, &username, p.clone(), role.parse()?)
+                        .await
+                        .map_err(|e| e.to_string())?;
                     println!("added {} ({})", u.username, u.role);
                     if generated {
                         println!("password: {}", p.expose());
                     }
                 }
-                UserCommand::Passwd { username, password_stdin } => {
+                UserCommand::Passwd {
+                    username,
+                    password_stdin,
+                } => {
                     let (p, generated) = read_password(password_stdin)?;
-                    people::change_password(&db, &username, p.clone()).await.map_err(|e| e.to_string())?;
+                    people::change_password(&db, &username, p.clone())
+                        .await
+                        .map_err(|e| e.to_string())?;
                     println!("password changed for {username}; their sessions have ended");
                     if generated {
                         println!("password: {}", p.expose());
@@ -81,7 +98,9 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
                 UserCommand::Disable { username } | UserCommand::Enable { username } => {
                     let disable = disable_flag;
                     let u = people::find(&db, &username).await.map_err(|e| e.to_string())?;
-                    people::set_disabled(&db, u.view.id, disable).await.map_err(|e| e.to_string())?;
+                    people::set_disabled(&db, u.view.id, disable)
+                        .await
+                        .map_err(|e| e.to_string())?;
                     println!("{} {}", if disable { "disabled" } else { "enabled" }, u.view.username);
                 }
             }

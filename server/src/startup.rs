@@ -65,7 +65,10 @@ impl Application {
         let db = store::connect(&config.database_url).await?;
         store::migrate(&db).await?;
         let sessions = SqliteStore::new(db.clone());
-        sessions.migrate().await.map_err(|e| format!("session table migration failed: {e}"))?;
+        sessions
+            .migrate()
+            .await
+            .map_err(|e| format!("session table migration failed: {e}"))?;
         let first_admin = people::ensure_first_admin(&db, &config.first_admin)
             .await
             .map_err(|e| format!("creating the first administrator failed: {e}"))?;
@@ -79,11 +82,18 @@ impl Application {
             .site_root(config.site_root.to_string_lossy().to_string())
             .site_pkg_dir("pkg")
             .site_addr(addr)
-            .env(if cfg!(debug_assertions) { leptos::config::Env::DEV } else { leptos::config::Env::PROD })
+            .env(if cfg!(debug_assertions) {
+                leptos::config::Env::DEV
+            } else {
+                leptos::config::Env::PROD
+            })
             .build();
         let hub = Arc::new(Hub::new(1024));
         let state = AppState {
-            throttle: Arc::new(LoginThrottle::new(config.login_burst_per_account, config.login_burst_per_address)),
+            throttle: Arc::new(LoginThrottle::new(
+                config.login_burst_per_account,
+                config.login_burst_per_address,
+            )),
             policy: Arc::new(policy),
             config: Arc::new(config),
             leptos,
@@ -98,7 +108,12 @@ impl Application {
             "policy loaded"
         );
         let router = router(state.clone(), sessions);
-        Ok(Application { listener, router, state, first_admin })
+        Ok(Application {
+            listener,
+            router,
+            state,
+            first_admin,
+        })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -111,7 +126,10 @@ impl Application {
 
     /// Serve until `shutdown` completes, then stop accepting, end live streams and let
     /// in-flight requests finish (bounded by `shutdown_grace_seconds`).
-    pub async fn run_until_stopped(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> Result<(), String> {
+    pub async fn run_until_stopped(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), String> {
         let state = self.state.clone();
         let housekeeping = tokio::spawn(housekeeping(state.clone()));
         let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
@@ -123,8 +141,11 @@ impl Application {
             st.hub.close();
             let _ = stopped_tx.send(());
         };
-        let serve = axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(signal);
+        let serve = axum::serve(
+            self.listener,
+            self.router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(signal);
         let grace = Duration::from_secs(state.config.shutdown_grace_seconds);
         let serve = tokio::spawn(async move { serve.await });
         let result = tokio::select! {
@@ -174,7 +195,10 @@ async fn page_redirects(req: Request, next: Next) -> Response {
 }
 
 pub fn router(state: AppState, sessions: SqliteStore) -> Router {
-    let backend: SharedBackend = Arc::new(ServerBackend { db: state.db.clone(), hub: state.hub.clone() });
+    let backend: SharedBackend = Arc::new(ServerBackend {
+        db: state.db.clone(),
+        hub: state.hub.clone(),
+    });
     let context = move || provide_context(backend.clone());
     let routes = generate_route_list(app::App);
     let session_layer = SessionManagerLayer::new(sessions)
@@ -182,14 +206,20 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
         .with_secure(state.config.cookie_secure)
         .with_http_only(true)
         .with_same_site(SameSite::Strict)
-        .with_expiry(Expiry::OnInactivity(time::Duration::minutes(state.config.session_idle_minutes)));
+        .with_expiry(Expiry::OnInactivity(time::Duration::minutes(
+            state.config.session_idle_minutes,
+        )));
     let request_id = HeaderName::from_static("x-request-id");
     let trace = TraceLayer::new_for_http().make_span_with(|req: &Request| {
         let route = req
             .extensions()
             .get::<axum::extract::MatchedPath>()
             .map_or_else(|| req.uri().path().to_string(), |m| m.as_str().to_string());
-        let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
+        let id = req
+            .headers()
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
         tracing::info_span!("http", method = %req.method(), route = %route, request_id = %id)
     });
     let hsts = state.config.cookie_secure;
@@ -219,4 +249,3 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
         )
         .with_state(state)
 }
-

@@ -11,7 +11,13 @@ pub fn init(config: &Config) {
     let registry = tracing_subscriber::registry().with(filter);
     let _ = match config.log_format {
         LogFormat::Json => registry
-            .with(fmt::layer().json().flatten_event(true).with_current_span(true).with_span_list(false))
+            .with(
+                fmt::layer()
+                    .json()
+                    .flatten_event(true)
+                    .with_current_span(true)
+                    .with_span_list(false),
+            )
             .try_init(),
         LogFormat::Pretty => registry.with(fmt::layer().compact()).try_init(),
     };

@@ -34,9 +34,19 @@ async fn pages_carry_security_headers_and_the_csp_nonce_matches_the_inline_scrip
     assert_eq!(header_str(&r, header::X_FRAME_OPTIONS), "DENY");
     assert_eq!(header_str(&r, header::REFERRER_POLICY), "same-origin");
     assert!(!header_str(&r, header::HeaderName::from_static("x-request-id")).is_empty());
-    let nonce = csp.split("'nonce-").nth(1).unwrap().split('\'').next().unwrap().to_string();
+    let nonce = csp
+        .split("'nonce-")
+        .nth(1)
+        .unwrap()
+        .split('\'')
+        .next()
+        .unwrap()
+        .to_string();
     let html = r.text().await.unwrap();
-    assert!(html.contains(&format!("nonce=\"{nonce}\"")), "hydration script carries the header's nonce");
+    assert!(
+        html.contains(&format!("nonce=\"{nonce}\"")),
+        "hydration script carries the header's nonce"
+    );
 }
 
 #[tokio::test]
@@ -62,18 +72,33 @@ async fn sign_in_succeeds_with_the_right_password_and_cycles_the_session_id() {
     let r = c
         .post(app.url("/login"))
         .header(header::ACCEPT, "text/html")
-        .form(&[("username", app.admin.0.as_str()), ("password", &app.admin.1), ("csrf_token", &token)])
+        .form(&[
+            ("username", app.admin.0.as_str()),
+            ("password", &app.admin.1),
+            ("csrf_token", &token),
+        ])
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
     assert_eq!(header_str(&r, header::LOCATION), "/queue");
-    let cookie = r.cookies().find(|k| k.name() == "airlock_session").expect("session cookie");
+    let cookie = r
+        .cookies()
+        .find(|k| k.name() == "airlock_session")
+        .expect("session cookie");
     assert_ne!(cookie.value(), before, "session id is cycled at sign-in");
     assert!(cookie.http_only());
     assert!(cookie.same_site_strict());
-    let raw = r.headers().get_all(header::SET_COOKIE).iter().map(|v| v.to_str().unwrap().to_string()).collect::<Vec<_>>();
-    assert!(!raw.iter().any(|c| c.contains("Secure")), "secure is off only because the test config says so");
+    let raw = r
+        .headers()
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .collect::<Vec<_>>();
+    assert!(
+        !raw.iter().any(|c| c.contains("Secure")),
+        "secure is off only because the test config says so"
+    );
     let r = c.get(app.url("/queue")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     assert!(r.text().await.unwrap().contains(&app.admin.0));
@@ -83,15 +108,27 @@ async fn sign_in_succeeds_with_the_right_password_and_cycles_the_session_id() {
 async fn secure_cookies_are_the_default() {
     let app = spawn_with(|c| c.cookie_secure = true).await;
     let r = client().get(app.url("/login")).send().await.unwrap();
-    let raw = r.headers().get(header::SET_COOKIE).unwrap().to_str().unwrap().to_string();
-    assert!(raw.contains("Secure") && raw.contains("HttpOnly") && raw.contains("SameSite=Strict"), "{raw}");
+    let raw = r
+        .headers()
+        .get(header::SET_COOKIE)
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        raw.contains("Secure") && raw.contains("HttpOnly") && raw.contains("SameSite=Strict"),
+        "{raw}"
+    );
     assert!(!header_str(&r, header::STRICT_TRANSPORT_SECURITY).is_empty());
 }
 
 #[tokio::test]
 async fn sign_in_fails_alike_for_a_wrong_password_and_an_unknown_user() {
     let app = spawn_app().await;
-    for (user, pw) in [(app.admin.0.as_str(), "wrong password!"), ("nobody", "whatever password")] {
+    for (user, pw) in [
+        (app.admin.0.as_str(), "wrong password!"),
+        ("nobody", "whatever password"),
+    ] {
         let c = client();
         let r = app.login(&c, user, pw).await;
         assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
@@ -106,7 +143,12 @@ async fn sign_in_fails_alike_for_a_wrong_password_and_an_unknown_user() {
     let r = c
         .post(app.url("/login"))
         .header(header::ACCEPT, "text/html")
-        .form(&[("username", "nobody"), ("password", "x"), ("csrf_token", &token), ("next", "/admin")])
+        .form(&[
+            ("username", "nobody"),
+            ("password", "x"),
+            ("csrf_token", &token),
+            ("next", "/admin"),
+        ])
         .send()
         .await
         .unwrap();
@@ -118,7 +160,10 @@ async fn sign_in_is_throttled_per_account_even_with_the_right_password() {
     let app = spawn_with(|c| c.login_burst_per_account = 3).await;
     let c = client();
     for _ in 0..3 {
-        assert_eq!(app.login(&c, &app.admin.0, "wrong password!").await.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            app.login(&c, &app.admin.0, "wrong password!").await.status(),
+            StatusCode::UNAUTHORIZED
+        );
     }
     let r = app.login(&c, &app.admin.0, &app.admin.1).await;
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
@@ -132,9 +177,15 @@ async fn sign_in_is_throttled_per_address_across_accounts() {
     let app = spawn_with(|c| c.login_burst_per_address = 4).await;
     let c = client();
     for i in 0..4 {
-        assert_eq!(app.login(&c, &format!("user{i}"), "wrong password!").await.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            app.login(&c, &format!("user{i}"), "wrong password!").await.status(),
+            StatusCode::UNAUTHORIZED
+        );
     }
-    assert_eq!(app.login(&c, &app.admin.0, &app.admin.1).await.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        app.login(&c, &app.admin.0, &app.admin.1).await.status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
 }
 
 #[tokio::test]
@@ -142,7 +193,12 @@ async fn disabled_users_cannot_sign_in_and_lose_open_sessions() {
     let app = spawn_app().await;
     let c = app.user("rita", Role::Reviewer).await;
     assert_eq!(c.get(app.url("/queue")).send().await.unwrap().status(), StatusCode::OK);
-    let id = server::store::users::by_username(&app.db, "rita").await.unwrap().unwrap().view.id;
+    let id = server::store::users::by_username(&app.db, "rita")
+        .await
+        .unwrap()
+        .unwrap()
+        .view
+        .id;
     server::auth::users::set_disabled(&app.db, id, true).await.unwrap();
     let r = c.get(app.url("/queue")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::SEE_OTHER, "open session ended");
@@ -155,8 +211,13 @@ async fn disabled_users_cannot_sign_in_and_lose_open_sessions() {
 async fn a_password_change_ends_open_sessions() {
     let app = spawn_app().await;
     let c = app.user("pat", Role::Oncall).await;
-    server::auth::users::change_password(&app.db, "pat", server::auth::Password::new("another long password")).await.unwrap();
-    assert_eq!(c.get(app.url("/queue")).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    server::auth::users::change_password(&app.db, "pat", server::auth::Password::new("another long password"))
+        .await
+        .unwrap();
+    assert_eq!(
+        c.get(app.url("/queue")).send().await.unwrap().status(),
+        StatusCode::SEE_OTHER
+    );
 }
 
 #[tokio::test]
@@ -179,7 +240,11 @@ async fn every_page_checks_the_role() {
         assert_eq!(header_str(&anon, header::LOCATION), format!("/login?next={path}"));
         for (role, c) in &clients {
             let r = c.get(app.url(path)).send().await.unwrap();
-            let want = if allowed.contains(role) { StatusCode::OK } else { StatusCode::FORBIDDEN };
+            let want = if allowed.contains(role) {
+                StatusCode::OK
+            } else {
+                StatusCode::FORBIDDEN
+            };
             assert_eq!(r.status(), want, "{path} as {role}");
             let html = r.text().await.unwrap();
             // Navigation shows exactly the pages of the role.
@@ -202,16 +267,45 @@ async fn every_server_function_checks_the_role() {
     let rev = app.user("rev", Role::Reviewer).await;
     let aud = app.user("aud", Role::Auditor).await;
     let anon = client();
-    let target = server::store::users::by_username(&app.db, "rev").await.unwrap().unwrap().view.id.to_string();
+    let target = server::store::users::by_username(&app.db, "rev")
+        .await
+        .unwrap()
+        .unwrap()
+        .view
+        .id
+        .to_string();
 
-    for (c, want) in [(&anon, StatusCode::UNAUTHORIZED), (&rev, StatusCode::FORBIDDEN), (&aud, StatusCode::FORBIDDEN), (&admin, StatusCode::OK)] {
+    for (c, want) in [
+        (&anon, StatusCode::UNAUTHORIZED),
+        (&rev, StatusCode::FORBIDDEN),
+        (&aud, StatusCode::FORBIDDEN),
+        (&admin, StatusCode::OK),
+    ] {
         let r = c.get(app.url("/api/users/list")).send().await.unwrap();
         assert_eq!(r.status(), want, "list_users");
-        let token = if want == StatusCode::UNAUTHORIZED { String::new() } else { app.session_token(c).await };
+        let token = if want == StatusCode::UNAUTHORIZED {
+            String::new()
+        } else {
+            app.session_token(c).await
+        };
         let calls: [(&str, Vec<(&str, &str)>); 3] = [
-            ("/api/users/add", vec![("csrf_token", &token), ("username", "newbie"), ("password", "a long enough password"), ("role", "auditor")]),
-            ("/api/users/role", vec![("csrf_token", &token), ("user_id", &target), ("role", "oncall")]),
-            ("/api/users/disabled", vec![("csrf_token", &token), ("user_id", &target), ("disabled", "false")]),
+            (
+                "/api/users/add",
+                vec![
+                    ("csrf_token", &token),
+                    ("username", "newbie"),
+                    ("password", "a long enough password"),
+                    ("role", "auditor"),
+                ],
+            ),
+            (
+                "/api/users/role",
+                vec![("csrf_token", &token), ("user_id", &target), ("role", "oncall")],
+            ),
+            (
+                "/api/users/disabled",
+                vec![("csrf_token", &token), ("user_id", &target), ("disabled", "false")],
+            ),
         ];
         for (path, form) in calls {
             let r = c.post(app.url(path)).form(&form).send().await.unwrap();
@@ -219,11 +313,30 @@ async fn every_server_function_checks_the_role() {
         }
     }
     // The admin's calls took effect.
-    let users: Value = admin.get(app.url("/api/users/list")).send().await.unwrap().json().await.unwrap();
-    let names: Vec<&str> = users.as_array().unwrap().iter().map(|u| u["username"].as_str().unwrap()).collect();
+    let users: Value = admin
+        .get(app.url("/api/users/list"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = users
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["username"].as_str().unwrap())
+        .collect();
     assert!(names.contains(&"newbie"));
-    assert!(users.as_array().unwrap().iter().any(|u| u["username"] == "rev" && u["role"] == "oncall"));
-    assert!(!users.to_string().contains("argon2"), "no password hashes reach the browser");
+    assert!(users
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|u| u["username"] == "rev" && u["role"] == "oncall"));
+    assert!(
+        !users.to_string().contains("argon2"),
+        "no password hashes reach the browser"
+    );
 }
 
 #[tokio::test]
@@ -239,9 +352,19 @@ async fn state_changes_without_the_csrf_token_or_from_another_site_are_refused()
             ("role".into(), "admin".into()),
         ]
     };
-    let r = admin.post(app.url("/api/users/add")).form(&form("")).send().await.unwrap();
+    let r = admin
+        .post(app.url("/api/users/add"))
+        .form(&form(""))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
-    let r = admin.post(app.url("/api/users/add")).form(&form("forged")).send().await.unwrap();
+    let r = admin
+        .post(app.url("/api/users/add"))
+        .form(&form("forged"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
     let r = admin
         .post(app.url("/api/users/add"))
@@ -260,21 +383,38 @@ async fn state_changes_without_the_csrf_token_or_from_another_site_are_refused()
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
-    assert!(server::store::users::by_username(&app.db, "mallory").await.unwrap().is_none());
+    assert!(server::store::users::by_username(&app.db, "mallory")
+        .await
+        .unwrap()
+        .is_none());
     // Sign-out needs the token too.
-    let r = admin.post(app.url("/logout")).form(&[("csrf_token", "nope")]).send().await.unwrap();
+    let r = admin
+        .post(app.url("/logout"))
+        .form(&[("csrf_token", "nope")])
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
     // And the sign-in form's token is bound to its session.
     let other = client();
     let r = other
         .post(app.url("/login"))
-        .form(&[("username", app.admin.0.as_str()), ("password", &app.admin.1), ("csrf_token", &token)])
+        .form(&[
+            ("username", app.admin.0.as_str()),
+            ("password", &app.admin.1),
+            ("csrf_token", &token),
+        ])
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
     // With the right token it works.
-    let r = admin.post(app.url("/api/users/add")).form(&form(&token)).send().await.unwrap();
+    let r = admin
+        .post(app.url("/api/users/add"))
+        .form(&form(&token))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
 }
 
@@ -283,17 +423,33 @@ async fn sign_out_ends_the_session() {
     let app = spawn_app().await;
     let c = app.admin_client().await;
     let token = app.session_token(&c).await;
-    let r = c.post(app.url("/logout")).header(header::ACCEPT, "text/html").form(&[("csrf_token", &token)]).send().await.unwrap();
+    let r = c
+        .post(app.url("/logout"))
+        .header(header::ACCEPT, "text/html")
+        .form(&[("csrf_token", &token)])
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
-    assert_eq!(c.get(app.url("/queue")).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        c.get(app.url("/queue")).send().await.unwrap().status(),
+        StatusCode::SEE_OTHER
+    );
 }
 
 #[tokio::test]
 async fn the_last_admin_cannot_be_disabled_or_demoted() {
     let app = spawn_app().await;
-    let id = server::store::users::by_username(&app.db, &app.admin.0).await.unwrap().unwrap().view.id;
+    let id = server::store::users::by_username(&app.db, &app.admin.0)
+        .await
+        .unwrap()
+        .unwrap()
+        .view
+        .id;
     assert!(server::auth::users::set_disabled(&app.db, id, true).await.is_err());
-    assert!(server::auth::users::set_role(&app.db, id, Role::Reviewer).await.is_err());
+    assert!(server::auth::users::set_role(&app.db, id, Role::Reviewer)
+        .await
+        .is_err());
 }
 
 #[tokio::test]
@@ -350,7 +506,12 @@ async fn live_events_are_sequenced_and_resume_from_the_last_id() {
         async move {
             let r = c
                 .post(url)
-                .form(&[("csrf_token", token.as_str()), ("username", name), ("password", "a long enough password"), ("role", "auditor")])
+                .form(&[
+                    ("csrf_token", token.as_str()),
+                    ("username", name),
+                    ("password", "a long enough password"),
+                    ("role", "auditor"),
+                ])
                 .send()
                 .await
                 .unwrap();
@@ -364,7 +525,12 @@ async fn live_events_are_sequenced_and_resume_from_the_last_id() {
     assert_eq!(evs[1], ("1".to_string(), "users_changed".to_string()));
     assert_eq!(evs[2], ("2".to_string(), "users_changed".to_string()));
     // Reconnect after event 1: event 2 is replayed.
-    let r = c.get(app.url("/api/events")).header("last-event-id", "1").send().await.unwrap();
+    let r = c
+        .get(app.url("/api/events"))
+        .header("last-event-id", "1")
+        .send()
+        .await
+        .unwrap();
     let evs = read_events(r, 2).await;
     assert_eq!(evs[1], ("2".to_string(), "users_changed".to_string()));
 }
@@ -376,7 +542,10 @@ async fn shutdown_ends_live_streams_and_stops_the_server() {
     let r = c.get(app.url("/api/events")).send().await.unwrap();
     let addr = app.addr;
     let stopped = tokio::time::timeout(std::time::Duration::from_secs(4), app.stop()).await;
-    assert!(matches!(stopped, Ok(Ok(()))), "graceful shutdown does not wait for open streams");
+    assert!(
+        matches!(stopped, Ok(Ok(()))),
+        "graceful shutdown does not wait for open streams"
+    );
     drop(r);
     assert!(reqwest::get(format!("http://{addr}/healthz")).await.is_err());
 }

@@ -22,24 +22,86 @@ struct Shape {
 }
 
 fn shapes() -> Vec<Shape> {
-    let s = |name, tool, args| Shape { name, tool, server: None, args, context: Value::Null };
+    let s = |name, tool, args| Shape {
+        name,
+        tool,
+        server: None,
+        args,
+        context: Value::Null,
+    };
     vec![
-        s("query_order (allowlist+schema)", "query_order", json!({"order_id": "AB12345678", "include_items": true})),
-        s("refund_order small (threshold+amount budget)", "refund_order", json!({"order_id": "AB12345678", "amount": 20})),
-        s("refund_order large (held by rule)", "refund_order", json!({"order_id": "AB12345678", "amount": 7500})),
+        s(
+            "query_order (allowlist+schema)",
+            "query_order",
+            json!({"order_id": "AB12345678", "include_items": true}),
+        ),
+        s(
+            "refund_order small (threshold+amount budget)",
+            "refund_order",
+            json!({"order_id": "AB12345678", "amount": 20}),
+        ),
+        s(
+            "refund_order large (held by rule)",
+            "refund_order",
+            json!({"order_id": "AB12345678", "amount": 7500}),
+        ),
         s("web_search", "web_search", json!({"query": "rust json schema"})),
-        s("create_reply_draft", "create_reply_draft", json!({"text": "Thanks, your refund is on its way."})),
-        s("unknown tool (allowlist deny)", "cancel_order", json!({"order_id": "AB12345678"})),
-        s("schema deny (coercion attempt)", "refund_order", json!({"order_id": "AB12345678", "amount": "20"})),
+        s(
+            "create_reply_draft",
+            "create_reply_draft",
+            json!({"text": "Thanks, your refund is on its way."}),
+        ),
+        s(
+            "unknown tool (allowlist deny)",
+            "cancel_order",
+            json!({"order_id": "AB12345678"}),
+        ),
+        s(
+            "schema deny (coercion attempt)",
+            "refund_order",
+            json!({"order_id": "AB12345678", "amount": "20"}),
+        ),
         s("read_file (path fence)", "read_file", json!({"path": "src/lib/mod.rs"})),
-        s("read_file traversal (path deny)", "read_file", json!({"path": "../../etc/passwd"})),
-        s("move_to_trash 5 paths", "move_to_trash", json!({"paths": ["/data/shared/uploads/a.csv", "/data/shared/uploads/b.csv", "/data/shared/uploads/2024/c.pdf", "/data/shared/uploads/d", "/data/shared/uploads/e/f.txt"]})),
-        s("web_fetch (URL guard + rate)", "web_fetch", json!({"url": "https://docs.rs/serde/latest/serde/"})),
-        s("web_fetch metadata (SSRF deny)", "web_fetch", json!({"url": "http://169.254.169.254/latest/meta-data/"})),
-        s("execute_command simple", "execute_command", json!({"command": "ls -la src"})),
-        s("execute_command pipeline", "execute_command", json!({"command": "git log --oneline | head -20 && cargo test -p policy 2>&1 | tail -5"})),
-        s("execute_command dangerous", "execute_command", json!({"command": "bash -c \"echo $(rm -rf --no-preserve-root /)\""})),
-        s("send_email", "send_email", json!({"to": "ana@example.com", "subject": "Your order", "body": "Hello Ana, your order has shipped."})),
+        s(
+            "read_file traversal (path deny)",
+            "read_file",
+            json!({"path": "../../etc/passwd"}),
+        ),
+        s(
+            "move_to_trash 5 paths",
+            "move_to_trash",
+            json!({"paths": ["/data/shared/uploads/a.csv", "/data/shared/uploads/b.csv", "/data/shared/uploads/2024/c.pdf", "/data/shared/uploads/d", "/data/shared/uploads/e/f.txt"]}),
+        ),
+        s(
+            "web_fetch (URL guard + rate)",
+            "web_fetch",
+            json!({"url": "https://docs.rs/serde/latest/serde/"}),
+        ),
+        s(
+            "web_fetch metadata (SSRF deny)",
+            "web_fetch",
+            json!({"url": "http://169.254.169.254/latest/meta-data/"}),
+        ),
+        s(
+            "execute_command simple",
+            "execute_command",
+            json!({"command": "ls -la src"}),
+        ),
+        s(
+            "execute_command pipeline",
+            "execute_command",
+            json!({"command": "git log --oneline | head -20 && cargo test -p policy 2>&1 | tail -5"}),
+        ),
+        s(
+            "execute_command dangerous",
+            "execute_command",
+            json!({"command": "bash -c \"echo $(rm -rf --no-preserve-root /)\""}),
+        ),
+        s(
+            "send_email",
+            "send_email",
+            json!({"to": "ana@example.com", "subject": "Your order", "body": "Hello Ana, your order has shipped."}),
+        ),
         Shape {
             name: "chrome click sensitive (rule on context)",
             tool: "mcp__chrome-devtools__click",
@@ -66,7 +128,15 @@ fn bench(c: &mut Criterion) {
                     arguments: &sh.args,
                     context: &sh.context,
                 };
-                black_box(policy.evaluate(black_box(&call), &Inputs { now_ms: T0, usage: &usage, grants: &[], host: &PureHost }))
+                black_box(policy.evaluate(
+                    black_box(&call),
+                    &Inputs {
+                        now_ms: T0,
+                        usage: &usage,
+                        grants: &[],
+                        host: &PureHost,
+                    },
+                ))
             })
         });
     }
@@ -87,7 +157,15 @@ fn bench(c: &mut Criterion) {
                         arguments: &sh.args,
                         context: &sh.context,
                     };
-                    let d = policy.evaluate(&call, &Inputs { now_ms: T0, usage: &*usage, grants: &[], host: &PureHost });
+                    let d = policy.evaluate(
+                        &call,
+                        &Inputs {
+                            now_ms: T0,
+                            usage: &*usage,
+                            grants: &[],
+                            host: &PureHost,
+                        },
+                    );
                     usage.apply(&d.usage);
                     black_box(d);
                 }

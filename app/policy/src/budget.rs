@@ -63,7 +63,10 @@ impl Usage for MemoryUsage {
         self.counts.get(&(b.to_string(), s.to_string())).copied().unwrap_or(0)
     }
     fn amount(&self, b: &str, s: &str) -> f64 {
-        self.amounts.get(&(b.to_string(), s.to_string())).copied().unwrap_or(0.0)
+        self.amounts
+            .get(&(b.to_string(), s.to_string()))
+            .copied()
+            .unwrap_or(0.0)
     }
     fn tat_ms(&self, b: &str, s: &str) -> Option<i64> {
         self.tats.get(&(b.to_string(), s.to_string())).copied()

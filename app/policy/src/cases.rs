@@ -76,8 +76,20 @@ impl Report {
 
     /// A plain-text table, one line per case, then a summary line.
     pub fn render(&self) -> String {
-        let w_name = self.results.iter().map(|r| r.name.chars().count()).max().unwrap_or(4).clamp(4, 48);
-        let w_tool = self.results.iter().map(|r| r.tool.chars().count()).max().unwrap_or(4).clamp(4, 36);
+        let w_name = self
+            .results
+            .iter()
+            .map(|r| r.name.chars().count())
+            .max()
+            .unwrap_or(4)
+            .clamp(4, 48);
+        let w_tool = self
+            .results
+            .iter()
+            .map(|r| r.tool.chars().count())
+            .max()
+            .unwrap_or(4)
+            .clamp(4, 36);
         let w_exp = self.results.iter().map(|r| r.expected.len()).max().unwrap_or(8).max(8);
         let mut out = format!(
             "{:<4} {:<w_name$} {:<w_tool$} {:<w_exp$} {}\n",
@@ -93,7 +105,11 @@ impl Report {
                 tool,
                 r.expected,
                 r.got,
-                if r.ok || r.detail.is_empty() { String::new() } else { format!("  <- {}", r.detail) }
+                if r.ok || r.detail.is_empty() {
+                    String::new()
+                } else {
+                    format!("  <- {}", r.detail)
+                }
             ));
         }
         out.push_str(&format!("{} passed, {} failed\n", self.passed(), self.failed()));
@@ -136,7 +152,13 @@ pub fn run(policy: &Policy, cases_src: &str) -> Result<Report, String> {
             let scope = match g.split_once(':') {
                 Some(("tool", n)) => GrantScope::Tool(n.to_string()),
                 Some(("server", n)) => GrantScope::Server(n.to_string()),
-                _ => return Err(format!("case {} ({}): grant {g:?} must be tool:<name> or server:<name>", i + 1, c.name)),
+                _ => {
+                    return Err(format!(
+                        "case {} ({}): grant {g:?} must be tool:<name> or server:<name>",
+                        i + 1,
+                        c.name
+                    ))
+                }
             };
             grants.push(Grant {
                 id: format!("case-grant-{}", grants.len() + 1),

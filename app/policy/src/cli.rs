@@ -17,7 +17,11 @@ pub struct Outcome {
 }
 
 fn fail(stderr: String, code: i32) -> Outcome {
-    Outcome { stdout: String::new(), stderr, code }
+    Outcome {
+        stdout: String::new(),
+        stderr,
+        code,
+    }
 }
 
 fn load(path: &str) -> Result<Policy, Outcome> {
@@ -85,7 +89,11 @@ mod tests {
     fn check_reports_errors_with_their_location() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("bad.toml");
-        std::fs::write(&f, "[policy]\nname = \"x\"\n[tools.a]\narguments = { type = \"object\" }\naproval = \"ask\"\n").unwrap();
+        std::fs::write(
+            &f,
+            "[policy]\nname = \"x\"\n[tools.a]\narguments = { type = \"object\" }\naproval = \"ask\"\n",
+        )
+        .unwrap();
         let o = run(&args(&["check", f.to_str().unwrap()]));
         assert_eq!(o.code, 1);
         assert!(o.stderr.contains("aproval"), "{}", o.stderr);
@@ -98,7 +106,11 @@ mod tests {
         assert_eq!(o.code, 0, "{}", o.stdout);
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("cases.toml");
-        std::fs::write(&f, "[[case]]\nname = \"wrong\"\ntool = \"web_search\"\narguments = { query = \"x\" }\nexpect = \"denied\"\n").unwrap();
+        std::fs::write(
+            &f,
+            "[[case]]\nname = \"wrong\"\ntool = \"web_search\"\narguments = { query = \"x\" }\nexpect = \"denied\"\n",
+        )
+        .unwrap();
         let o = run(&args(&["test", DEMO, f.to_str().unwrap()]));
         assert_eq!(o.code, 1);
         assert!(o.stdout.contains("FAIL"), "{}", o.stdout);

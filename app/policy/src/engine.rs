@@ -204,10 +204,7 @@ impl Policy {
             .ok_or_else(|| refuse(format!("tool {:?} is not on the allowlist", name.as_ref())))?;
         if let Some(s) = call.server {
             if tool.server.as_deref() != Some(s) {
-                return Err(refuse(format!(
-                    "tool {} does not belong to server {s:?}",
-                    tool.name
-                )));
+                return Err(refuse(format!("tool {} does not belong to server {s:?}", tool.name)));
             }
         }
         Ok(tool)
@@ -226,11 +223,18 @@ impl Policy {
             return Err(schema_err("arguments must be a JSON object".into()));
         }
         if crate::json::depth(call.arguments) > self.limits.max_depth {
-            return Err(schema_err(format!("arguments nest deeper than {} levels", self.limits.max_depth)));
+            return Err(schema_err(format!(
+                "arguments nest deeper than {} levels",
+                self.limits.max_depth
+            )));
         }
         if let Err(e) = tool.validator.validate(call.arguments) {
             let at = e.instance_path().to_string();
-            let at = if at.is_empty() { "arguments".to_string() } else { format!("arguments{at}") };
+            let at = if at.is_empty() {
+                "arguments".to_string()
+            } else {
+                format!("arguments{at}")
+            };
             // `masked` leaves the offending value out: it may be a secret.
             return Err(schema_err(format!("{at}: {}", e.masked())));
         }
@@ -264,8 +268,11 @@ impl Policy {
 
         for g in &tool.path_guards {
             let rule = format!("fence:{}", g.fence.name);
-            let values = string_args(call.arguments, &g.args)
-                .map_err(|m| Refusal { layer: Layer::PathGuard, rule: Some(rule.clone()), reason: m })?;
+            let values = string_args(call.arguments, &g.args).map_err(|m| Refusal {
+                layer: Layer::PathGuard,
+                rule: Some(rule.clone()),
+                reason: m,
+            })?;
             let mut paths = Vec::with_capacity(values.len());
             let mut failed = false;
             for (arg, raw) in &values {
@@ -295,14 +302,15 @@ impl Policy {
         }
         for g in &tool.command_guards {
             let rule = format!("command:{}", g.guard.name);
-            let values = string_args(call.arguments, &g.args)
-                .map_err(|m| Refusal { layer: Layer::CommandGuard, rule: Some(rule.clone()), reason: m })?;
+            let values = string_args(call.arguments, &g.args).map_err(|m| Refusal {
+                layer: Layer::CommandGuard,
+                rule: Some(rule.clone()),
+                reason: m,
+            })?;
             for (_, cmd) in values {
                 match g.guard.check(cmd) {
                     Verdict::Understood => {}
-                    Verdict::Dangerous(m) => {
-                        refuse_or_shadow(&mut checked, Layer::CommandGuard, &rule, g.shadow, m)?
-                    }
+                    Verdict::Dangerous(m) => refuse_or_shadow(&mut checked, Layer::CommandGuard, &rule, g.shadow, m)?,
                     Verdict::Unknown(m) => match g.guard.on_unknown {
                         OnUnknown::Deny => refuse_or_shadow(&mut checked, Layer::CommandGuard, &rule, g.shadow, m)?,
                         OnUnknown::Ask if g.shadow => checked.shadow.push(ShadowFinding {
@@ -325,8 +333,11 @@ impl Policy {
         }
         for g in &tool.url_guards {
             let rule = format!("url:{}", g.guard.name);
-            let values = string_args(call.arguments, &g.args)
-                .map_err(|m| Refusal { layer: Layer::UrlGuard, rule: Some(rule.clone()), reason: m })?;
+            let values = string_args(call.arguments, &g.args).map_err(|m| Refusal {
+                layer: Layer::UrlGuard,
+                rule: Some(rule.clone()),
+                reason: m,
+            })?;
             for (arg, raw) in values {
                 match g.guard.check(raw, host) {
                     Ok(c) => {

@@ -425,7 +425,9 @@ mod tests {
     use serde_json::json;
 
     fn t(src: &str, args: Value, ctx: Value) -> bool {
-        Expr::parse(src).unwrap_or_else(|e| panic!("{src}: {e}")).eval(&args, &ctx)
+        Expr::parse(src)
+            .unwrap_or_else(|e| panic!("{src}: {e}"))
+            .eval(&args, &ctx)
     }
 
     #[test]
@@ -451,7 +453,11 @@ mod tests {
         assert!(t("context.page_sensitive == true", json!({}), ctx.clone()));
         assert!(t("context.page_sensitive", json!({}), ctx.clone()));
         assert!(!t("not context.page_sensitive", json!({}), ctx));
-        assert!(!t("context.page_sensitive", json!({}), json!({"page_sensitive": "true"})));
+        assert!(!t(
+            "context.page_sensitive",
+            json!({}),
+            json!({"page_sensitive": "true"})
+        ));
     }
 
     #[test]
@@ -485,7 +491,11 @@ mod tests {
 
     #[test]
     fn strings_compare_exactly() {
-        assert!(t(r#"args.to == "ceo@example.com""#, json!({"to": "ceo@example.com"}), json!({})));
+        assert!(t(
+            r#"args.to == "ceo@example.com""#,
+            json!({"to": "ceo@example.com"}),
+            json!({})
+        ));
         assert!(t(r#"args.s == "a \"q\"""#, json!({"s": "a \"q\""}), json!({})));
     }
 

@@ -85,9 +85,7 @@ fn classify(e: serde_json::Error, limits: JsonLimits) -> JsonError {
     if let Some(rest) = msg.strip_prefix(DUPLICATE_MARK) {
         // serde_json appends " at line L column C"; keep only the key.
         let key = rest.rsplit_once(" at line ").map_or(rest, |(k, _)| k);
-        return JsonError::DuplicateKey {
-            key: key.to_string(),
-        };
+        return JsonError::DuplicateKey { key: key.to_string() };
     }
     if msg.starts_with(DEPTH_MARK) || msg.starts_with("recursion limit exceeded") {
         return JsonError::TooDeep {
@@ -202,12 +200,7 @@ mod tests {
     #[test]
     fn duplicate_keys_are_refused_and_named() {
         let e = parse(r#"{"cmd":"ls","cmd":"rm -rf /"}"#).unwrap_err();
-        assert_eq!(
-            e,
-            JsonError::DuplicateKey {
-                key: "cmd".to_string()
-            }
-        );
+        assert_eq!(e, JsonError::DuplicateKey { key: "cmd".to_string() });
         assert_eq!(e.code(), "duplicate_key");
     }
 

@@ -305,7 +305,10 @@ fn compile(file: PolicyFile, version: String) -> Result<Policy, LoadErrors> {
             }
             for a in args {
                 if schema.is_some() && !arg_names.contains(a) {
-                    err(loc.clone(), format!("argument {a:?} is not a property of the tool's schema"));
+                    err(
+                        loc.clone(),
+                        format!("argument {a:?} is not a property of the tool's schema"),
+                    );
                 }
             }
         };
@@ -333,7 +336,10 @@ fn compile(file: PolicyFile, version: String) -> Result<Policy, LoadErrors> {
                     args: g.args.clone(),
                     shadow: g.shadow,
                 }),
-                None => err(loc, format!("command guard {:?} is not defined under [command_guards]", g.guard)),
+                None => err(
+                    loc,
+                    format!("command guard {:?} is not defined under [command_guards]", g.guard),
+                ),
             }
         }
         let mut u_guards = Vec::new();
@@ -346,7 +352,10 @@ fn compile(file: PolicyFile, version: String) -> Result<Policy, LoadErrors> {
                     args: g.args.clone(),
                     shadow: g.shadow,
                 }),
-                None => err(loc, format!("URL guard {:?} is not defined under [url_guards]", g.guard)),
+                None => err(
+                    loc,
+                    format!("URL guard {:?} is not defined under [url_guards]", g.guard),
+                ),
             }
         }
         let mut tool_budgets = Vec::new();
@@ -356,7 +365,10 @@ fn compile(file: PolicyFile, version: String) -> Result<Policy, LoadErrors> {
                 Ok(b) => {
                     if let Some(f) = b.field() {
                         if schema.is_some() && !arg_names.iter().any(|a| a == f) {
-                            err(loc.clone(), format!("field {f:?} is not a property of the tool's schema"));
+                            err(
+                                loc.clone(),
+                                format!("field {f:?} is not a property of the tool's schema"),
+                            );
                         }
                     }
                     if let Some(prev) = budget_ids.insert(b.id.clone(), loc.clone()) {
@@ -375,7 +387,10 @@ fn compile(file: PolicyFile, version: String) -> Result<Policy, LoadErrors> {
                 err(format!("{loc}.id"), "rule id must not be empty".into());
             }
             if let Some(prev) = rule_ids.insert(r.id.clone(), loc.clone()) {
-                err(format!("{loc}.id"), format!("rule id {:?} is already used at {prev}", r.id));
+                err(
+                    format!("{loc}.id"),
+                    format!("rule id {:?} is already used at {prev}", r.id),
+                );
             }
             if let Some(a) = r.approvers {
                 if a == 0 || a > 5 {
@@ -492,9 +507,13 @@ arguments = { type = "object", properties = { text = { type = "string" } } }
     #[test]
     fn the_version_ignores_comments_and_layout_but_not_content() {
         let a = Policy::from_toml(MINIMAL).unwrap().version;
-        let b = Policy::from_toml(&format!("# comment\n\n{MINIMAL}\n\n")).unwrap().version;
+        let b = Policy::from_toml(&format!("# comment\n\n{MINIMAL}\n\n"))
+            .unwrap()
+            .version;
         assert_eq!(a, b);
-        let c = Policy::from_toml(&MINIMAL.replace("name = \"t\"", "name = \"u\"")).unwrap().version;
+        let c = Policy::from_toml(&MINIMAL.replace("name = \"t\"", "name = \"u\""))
+            .unwrap()
+            .version;
         assert_ne!(a, c);
     }
 

@@ -124,10 +124,7 @@ mod tests {
     #[test]
     fn empty_and_overlong_names_are_refused() {
         assert_eq!(normalize("   ").unwrap_err(), NameProblem::Empty);
-        assert!(matches!(
-            normalize(&"a".repeat(200)),
-            Err(NameProblem::TooLong(200))
-        ));
+        assert!(matches!(normalize(&"a".repeat(200)), Err(NameProblem::TooLong(200))));
     }
 
     #[test]

@@ -114,7 +114,12 @@ fn normalize_key(k: &str) -> Cow<'_, str> {
     if k.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
         Cow::Borrowed(k)
     } else {
-        Cow::Owned(k.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect())
+        Cow::Owned(
+            k.chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect(),
+        )
     }
 }
 
@@ -146,15 +151,39 @@ fn always(_: &str) -> bool {
 }
 
 const PATTERNS: &[(&str, &str, usize)] = &[
-    ("private_key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)", 0),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*", 0),
+    (
+        "private_key",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+        0,
+    ),
+    (
+        "jwt",
+        r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
+        0,
+    ),
     ("bearer_token", r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{8,}=*", 0),
     ("basic_auth", r"(?i)\bbasic\s+[A-Za-z0-9+/]{12,}={0,2}", 0),
-    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}\b", 0),
-    ("aws_secret_key", r"(?i)aws_?secret_?access_?key\s*[=:]\s*[A-Za-z0-9/+=]{40}", 0),
-    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b", 0),
+    (
+        "aws_access_key",
+        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}\b",
+        0,
+    ),
+    (
+        "aws_secret_key",
+        r"(?i)aws_?secret_?access_?key\s*[=:]\s*[A-Za-z0-9/+=]{40}",
+        0,
+    ),
+    (
+        "github_token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
+        0,
+    ),
     ("gitlab_token", r"\bgl(?:pat|dt|ptt|rt|cbt|soat)-[A-Za-z0-9_-]{20,}", 0),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+", 0),
+    (
+        "slack_token",
+        r"\bxox[abposr]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+",
+        0,
+    ),
     ("openai_key", r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}", 0),
     ("stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b", 0),
     ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}\b", 0),
@@ -212,7 +241,11 @@ fn is_card_number(s: &str) -> bool {
         .map(|(i, d)| {
             if i % 2 == 1 {
                 let x = d * 2;
-                if x > 9 { x - 9 } else { x }
+                if x > 9 {
+                    x - 9
+                } else {
+                    x
+                }
             } else {
                 *d
             }
@@ -265,7 +298,9 @@ fn redact_str<'a>(s: &'a str, path: &str, masked: &mut Vec<Masked>) -> Cow<'a, s
         let mut hit = false;
         let replaced = rule.re.replace_all(&cur, |c: &regex::Captures| {
             let whole = c.get(0).map_or("", |m| m.as_str());
-            let Some(target) = c.get(rule.group) else { return whole.to_string() };
+            let Some(target) = c.get(rule.group) else {
+                return whole.to_string();
+            };
             if !(rule.check)(target.as_str()) || target.as_str().starts_with("[redacted") {
                 return whole.to_string();
             }
@@ -445,7 +480,12 @@ mod tests {
         ];
         for (text, kind) in cases {
             let r = redact_text(text);
-            assert!(r.masked.iter().any(|m| m.kind == kind), "{text:?}: {:?} -> {}", r.masked, r.value);
+            assert!(
+                r.masked.iter().any(|m| m.kind == kind),
+                "{text:?}: {:?} -> {}",
+                r.masked,
+                r.value
+            );
             assert!(r.value.contains(&format!("[redacted: {kind}]")), "{}", r.value);
         }
     }
@@ -453,7 +493,10 @@ mod tests {
     #[test]
     fn only_the_secret_part_of_a_string_is_replaced() {
         let r = redact_text("connect to postgres://admin:s3cret@db/app now");
-        assert_eq!(r.value, "connect to postgres://admin:[redacted: url_credentials]@db/app now");
+        assert_eq!(
+            r.value,
+            "connect to postgres://admin:[redacted: url_credentials]@db/app now"
+        );
         let r = redact_text("use AKIAIOSFODNN7EXAMPLE please");
         assert_eq!(r.value, "use [redacted: aws_access_key] please");
     }

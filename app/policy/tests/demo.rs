@@ -25,7 +25,10 @@ fn call<'a>(tool: &'a str, args: &'a Value) -> Call<'a> {
 #[test]
 fn demo_cases_all_pass() {
     let report = cases::run(&demo(), CASES).expect("cases file parses");
-    assert!(report.results.len() >= 60, "the cases file covers the demo policy widely");
+    assert!(
+        report.results.len() >= 60,
+        "the cases file covers the demo policy widely"
+    );
     assert_eq!(report.failed(), 0, "\n{}", report.render());
 }
 
@@ -77,7 +80,12 @@ fn web_fetch_allows_30_per_session_per_minute() {
     for i in 0..31 {
         let d = p.evaluate(
             &call("web_fetch", &args),
-            &Inputs { now_ms: T0 + i, usage: &usage, grants: &[], host: &PureHost },
+            &Inputs {
+                now_ms: T0 + i,
+                usage: &usage,
+                grants: &[],
+                host: &PureHost,
+            },
         );
         usage.apply(&d.usage);
         statuses.push((d.status, d.blocked_by));
@@ -85,13 +93,29 @@ fn web_fetch_allows_30_per_session_per_minute() {
     assert!(statuses[..30].iter().all(|s| s.0 == Status::Allowed), "{statuses:?}");
     assert_eq!(statuses[30], (Status::Denied, Some(Layer::Budget)));
     // Another session has its own budget.
-    let other = Call { session_id: "s2", ..call("web_fetch", &args) };
-    let d = p.evaluate(&other, &Inputs { now_ms: T0 + 31, usage: &usage, grants: &[], host: &PureHost });
+    let other = Call {
+        session_id: "s2",
+        ..call("web_fetch", &args)
+    };
+    let d = p.evaluate(
+        &other,
+        &Inputs {
+            now_ms: T0 + 31,
+            usage: &usage,
+            grants: &[],
+            host: &PureHost,
+        },
+    );
     assert_eq!(d.status, Status::Allowed);
     // A minute later the first session may fetch again.
     let d = p.evaluate(
         &call("web_fetch", &args),
-        &Inputs { now_ms: T0 + 60_000, usage: &usage, grants: &[], host: &PureHost },
+        &Inputs {
+            now_ms: T0 + 60_000,
+            usage: &usage,
+            grants: &[],
+            host: &PureHost,
+        },
     );
     assert_eq!(d.status, Status::Allowed, "{}", d.reason);
 }
@@ -101,7 +125,12 @@ fn write_file_content_is_limited_to_one_mebibyte() {
     let p = demo();
     let ok = json!({"path": "a.txt", "content": "x".repeat(1 << 20)});
     let big = json!({"path": "a.txt", "content": "x".repeat((1 << 20) + 1)});
-    let inputs = Inputs { now_ms: T0, usage: &policy::NoUsage, grants: &[], host: &PureHost };
+    let inputs = Inputs {
+        now_ms: T0,
+        usage: &policy::NoUsage,
+        grants: &[],
+        host: &PureHost,
+    };
     assert_eq!(p.evaluate(&call("write_file", &ok), &inputs).status, Status::Pending);
     let d = p.evaluate(&call("write_file", &big), &inputs);
     assert_eq!((d.status, d.blocked_by), (Status::Denied, Some(Layer::Schema)));
@@ -110,10 +139,18 @@ fn write_file_content_is_limited_to_one_mebibyte() {
 #[test]
 fn execute_command_is_limited_to_4_kib() {
     let p = demo();
-    let inputs = Inputs { now_ms: T0, usage: &policy::NoUsage, grants: &[], host: &PureHost };
+    let inputs = Inputs {
+        now_ms: T0,
+        usage: &policy::NoUsage,
+        grants: &[],
+        host: &PureHost,
+    };
     let ok = json!({"command": format!("echo {}", "a".repeat(4091))});
     let big = json!({"command": format!("echo {}", "a".repeat(4092))});
-    assert_eq!(p.evaluate(&call("execute_command", &ok), &inputs).status, Status::Pending);
+    assert_eq!(
+        p.evaluate(&call("execute_command", &ok), &inputs).status,
+        Status::Pending
+    );
     let d = p.evaluate(&call("execute_command", &big), &inputs);
     assert_eq!((d.status, d.blocked_by), (Status::Denied, Some(Layer::Schema)));
 }
@@ -121,13 +158,22 @@ fn execute_command_is_limited_to_4_kib() {
 #[test]
 fn move_to_trash_accepts_up_to_50_paths() {
     let p = demo();
-    let inputs = Inputs { now_ms: T0, usage: &policy::NoUsage, grants: &[], host: &PureHost };
+    let inputs = Inputs {
+        now_ms: T0,
+        usage: &policy::NoUsage,
+        grants: &[],
+        host: &PureHost,
+    };
     let paths = |n: usize| (0..n).map(|i| format!("/data/shared/uploads/f{i}")).collect::<Vec<_>>();
     let ok = json!({ "paths": paths(50) });
     let big = json!({ "paths": paths(51) });
     let d = p.evaluate(&call("move_to_trash", &ok), &inputs);
     assert_eq!(d.status, Status::Pending);
-    assert_eq!(d.impact.as_ref().unwrap().paths.len(), 50, "the review screen gets the paths");
+    assert_eq!(
+        d.impact.as_ref().unwrap().paths.len(),
+        50,
+        "the review screen gets the paths"
+    );
     let d = p.evaluate(&call("move_to_trash", &big), &inputs);
     assert_eq!((d.status, d.blocked_by), (Status::Denied, Some(Layer::Schema)));
 }
@@ -154,7 +200,12 @@ fn move_to_trash_on_this_host_reports_count_and_size_and_denies_over_200_files()
     for i in 0..201 {
         std::fs::write(big.join(format!("f{i}")), b"y").unwrap();
     }
-    let inputs = Inputs { now_ms: T0, usage: &policy::NoUsage, grants: &[], host: &LocalHost };
+    let inputs = Inputs {
+        now_ms: T0,
+        usage: &policy::NoUsage,
+        grants: &[],
+        host: &LocalHost,
+    };
 
     let args = json!({ "paths": [small.to_str().unwrap()] });
     let d = p.evaluate(&call("move_to_trash", &args), &inputs);
@@ -164,12 +215,20 @@ fn move_to_trash_on_this_host_reports_count_and_size_and_denies_over_200_files()
 
     let args = json!({ "paths": [big.to_str().unwrap()] });
     let d = p.evaluate(&call("move_to_trash", &args), &inputs);
-    assert_eq!((d.status, d.blocked_by), (Status::Denied, Some(Layer::PathGuard)), "{}", d.reason);
+    assert_eq!(
+        (d.status, d.blocked_by),
+        (Status::Denied, Some(Layer::PathGuard)),
+        "{}",
+        d.reason
+    );
     assert!(d.reason.contains("200"), "{}", d.reason);
 
     // Two paths that together pass 200 files are denied too.
     let args = json!({ "paths": [small.to_str().unwrap(), big.join("f0").to_str().unwrap(), big.join("f1").to_str().unwrap()] });
-    assert_eq!(p.evaluate(&call("move_to_trash", &args), &inputs).status, Status::Pending);
+    assert_eq!(
+        p.evaluate(&call("move_to_trash", &args), &inputs).status,
+        Status::Pending
+    );
 }
 
 #[cfg(unix)]
@@ -182,23 +241,41 @@ fn symlink_escaping_the_trash_root_is_denied() {
     std::fs::create_dir(&outside).unwrap();
     std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
     let p = demo_with_trash_root(&root);
-    let inputs = Inputs { now_ms: T0, usage: &policy::NoUsage, grants: &[], host: &LocalHost };
+    let inputs = Inputs {
+        now_ms: T0,
+        usage: &policy::NoUsage,
+        grants: &[],
+        host: &LocalHost,
+    };
     let args = json!({ "paths": [root.join("link").join("key").to_str().unwrap()] });
     let d = p.evaluate(&call("move_to_trash", &args), &inputs);
-    assert_eq!((d.status, d.blocked_by), (Status::Denied, Some(Layer::PathGuard)), "{}", d.reason);
+    assert_eq!(
+        (d.status, d.blocked_by),
+        (Status::Denied, Some(Layer::PathGuard)),
+        "{}",
+        d.reason
+    );
 }
 
 #[test]
 fn refund_holds_are_not_released_by_money_overrides_and_quorum_is_two_above_50000() {
     let p = demo();
-    let inputs = Inputs { now_ms: T0, usage: &policy::NoUsage, grants: &[], host: &PureHost };
+    let inputs = Inputs {
+        now_ms: T0,
+        usage: &policy::NoUsage,
+        grants: &[],
+        host: &PureHost,
+    };
     let args = json!({"order_id": "AB12345678", "amount": 50000.5});
     let d = p.evaluate(&call("refund_order", &args), &inputs);
     assert_eq!((d.status, d.approvers_required), (Status::Pending, 2));
     assert!(!d.break_glass);
     let args = json!({"order_id": "AB12345678", "amount": 50000});
     let d = p.evaluate(&call("refund_order", &args), &inputs);
-    assert_eq!((d.status, d.approvers_required, d.rule.as_deref()), (Status::Pending, 1, Some("refund_over_5000")));
+    assert_eq!(
+        (d.status, d.approvers_required, d.rule.as_deref()),
+        (Status::Pending, 1, Some("refund_over_5000"))
+    );
     let args = json!({"order_id": "AB12345678", "amount": 5000});
     let d = p.evaluate(&call("refund_order", &args), &inputs);
     // 5000 is within the single-call limit but above the 1000/day auto total.
@@ -208,21 +285,47 @@ fn refund_holds_are_not_released_by_money_overrides_and_quorum_is_two_above_5000
 #[test]
 fn grants_for_one_server_do_not_release_another_servers_tools() {
     let p = demo();
-    let grants = [Grant { id: "g".into(), scope: GrantScope::Server("other".into()), expires_at_ms: i64::MAX }];
-    let inputs = Inputs { now_ms: T0, usage: &policy::NoUsage, grants: &grants, host: &PureHost };
+    let grants = [Grant {
+        id: "g".into(),
+        scope: GrantScope::Server("other".into()),
+        expires_at_ms: i64::MAX,
+    }];
+    let inputs = Inputs {
+        now_ms: T0,
+        usage: &policy::NoUsage,
+        grants: &grants,
+        host: &PureHost,
+    };
     let args = json!({});
-    let c = Call { server: Some("chrome-devtools"), ..call("mcp__chrome-devtools__take_snapshot", &args) };
+    let c = Call {
+        server: Some("chrome-devtools"),
+        ..call("mcp__chrome-devtools__take_snapshot", &args)
+    };
     assert_eq!(p.evaluate(&c, &inputs).status, Status::Pending);
     // An expired grant is ignored.
-    let grants = [Grant { id: "g".into(), scope: GrantScope::Server("chrome-devtools".into()), expires_at_ms: T0 - 1 }];
-    let inputs = Inputs { now_ms: T0, usage: &policy::NoUsage, grants: &grants, host: &PureHost };
+    let grants = [Grant {
+        id: "g".into(),
+        scope: GrantScope::Server("chrome-devtools".into()),
+        expires_at_ms: T0 - 1,
+    }];
+    let inputs = Inputs {
+        now_ms: T0,
+        usage: &policy::NoUsage,
+        grants: &grants,
+        host: &PureHost,
+    };
     assert_eq!(p.evaluate(&c, &inputs).status, Status::Pending);
 }
 
 #[test]
 fn every_pending_demo_call_gets_an_expiry() {
     let p = demo();
-    let inputs = Inputs { now_ms: T0, usage: &policy::NoUsage, grants: &[], host: &PureHost };
+    let inputs = Inputs {
+        now_ms: T0,
+        usage: &policy::NoUsage,
+        grants: &[],
+        host: &PureHost,
+    };
     let args = json!({"path": "a", "content": ""});
     let d = p.evaluate(&call("write_file", &args), &inputs);
     assert_eq!(d.expires_at_ms, Some(T0 + 15 * 60_000));
@@ -237,7 +340,10 @@ fn demo_validates_against_the_published_policy_schema() {
     let validator = jsonschema::validator_for(&schema).expect("policy.schema.json compiles");
     let demo: toml::Value = toml::from_str(DEMO).unwrap();
     let demo = serde_json::to_value(demo).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&demo).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&demo)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
     assert!(errors.is_empty(), "{errors:#?}");
     // And it catches a typo the loader also refuses.
     let typo = DEMO.replace("approval = \"ask\"\nexpiry", "aproval = \"ask\"\nexpiry");

@@ -21,7 +21,13 @@ pub enum BackendError {
 #[async_trait::async_trait]
 pub trait Backend: Send + Sync + 'static {
     async fn list_users(&self) -> Result<Vec<UserView>, BackendError>;
-    async fn add_user(&self, actor: &UserView, username: &str, password: &str, role: Role) -> Result<UserView, BackendError>;
+    async fn add_user(
+        &self,
+        actor: &UserView,
+        username: &str,
+        password: &str,
+        role: Role,
+    ) -> Result<UserView, BackendError>;
     async fn set_role(&self, actor: &UserView, user_id: i64, role: Role) -> Result<(), BackendError>;
     async fn set_disabled(&self, actor: &UserView, user_id: i64, disabled: bool) -> Result<(), BackendError>;
 }

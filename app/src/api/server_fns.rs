@@ -46,7 +46,9 @@ mod guard {
         let expected = auth().csrf_token.unwrap_or_default();
         if expected.is_empty() || !constant_time_eq(expected.as_bytes(), token.as_bytes()) {
             status(403);
-            return Err(ServerFnError::new("the form has expired; reload the page and try again"));
+            return Err(ServerFnError::new(
+                "the form has expired; reload the page and try again",
+            ));
         }
         Ok(user)
     }
@@ -69,7 +71,10 @@ mod guard {
 #[server(endpoint = "session", input = GetUrl)]
 pub async fn get_session() -> Result<SessionInfo, ServerFnError> {
     let a = guard::auth();
-    Ok(SessionInfo { user: a.user, csrf_token: a.csrf_token.unwrap_or_default() })
+    Ok(SessionInfo {
+        user: a.user,
+        csrf_token: a.csrf_token.unwrap_or_default(),
+    })
 }
 
 #[server(endpoint = "users/list", input = GetUrl)]
@@ -79,7 +84,12 @@ pub async fn list_users() -> Result<Vec<UserView>, ServerFnError> {
 }
 
 #[server(endpoint = "users/add")]
-pub async fn add_user(csrf_token: String, username: String, password: String, role: Role) -> Result<UserView, ServerFnError> {
+pub async fn add_user(
+    csrf_token: String,
+    username: String,
+    password: String,
+    role: Role,
+) -> Result<UserView, ServerFnError> {
     let actor = guard::require_csrf(&[Role::Admin], &csrf_token)?;
     guard::backend()?
         .add_user(&actor, &username, &password, role)
@@ -90,7 +100,10 @@ pub async fn add_user(csrf_token: String, username: String, password: String, ro
 #[server(endpoint = "users/role")]
 pub async fn set_role(csrf_token: String, user_id: i64, role: Role) -> Result<(), ServerFnError> {
     let actor = guard::require_csrf(&[Role::Admin], &csrf_token)?;
-    guard::backend()?.set_role(&actor, user_id, role).await.map_err(guard::map_err)
+    guard::backend()?
+        .set_role(&actor, user_id, role)
+        .await
+        .map_err(guard::map_err)
 }
 
 #[server(endpoint = "users/disabled")]

@@ -55,7 +55,9 @@ pub fn LiveConnector() -> impl IntoView {
 #[cfg(feature = "hydrate")]
 fn connect(live: Live) {
     use wasm_bindgen::{closure::Closure, JsCast};
-    let Ok(es) = web_sys::EventSource::new("/api/events") else { return };
+    let Ok(es) = web_sys::EventSource::new("/api/events") else {
+        return;
+    };
     let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| live.connected.set(true));
     es.set_onopen(Some(on_open.as_ref().unchecked_ref()));
     on_open.forget();
@@ -69,7 +71,11 @@ fn connect(live: Live) {
             let data = e.data().as_string().unwrap_or_default();
             live.connected.set(true);
             live.received.update(|n| *n += 1);
-            live.last.set(Some(LiveEvent { seq, kind: kind_s.clone(), data }));
+            live.last.set(Some(LiveEvent {
+                seq,
+                kind: kind_s.clone(),
+                data,
+            }));
         });
         let _ = es.add_event_listener_with_callback(kind, on_msg.as_ref().unchecked_ref());
         on_msg.forget();

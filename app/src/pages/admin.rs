@@ -23,7 +23,13 @@ fn Users() -> impl IntoView {
     let set_role = ServerAction::<SetRole>::new();
     let set_disabled = ServerAction::<SetDisabled>::new();
     let users = Resource::new(
-        move || (add.version().get(), set_role.version().get(), set_disabled.version().get()),
+        move || {
+            (
+                add.version().get(),
+                set_role.version().get(),
+                set_disabled.version().get(),
+            )
+        },
         |_| list_users(),
     );
     let outcome = move || {

@@ -76,10 +76,19 @@ mod tests {
 
     #[test]
     fn origin_rules() {
-        assert!(origin_ok(&req(&[("host", "127.0.0.1:3000"), ("origin", "http://127.0.0.1:3000")])));
-        assert!(!origin_ok(&req(&[("host", "127.0.0.1:3000"), ("origin", "http://evil.example")])));
+        assert!(origin_ok(&req(&[
+            ("host", "127.0.0.1:3000"),
+            ("origin", "http://127.0.0.1:3000")
+        ])));
+        assert!(!origin_ok(&req(&[
+            ("host", "127.0.0.1:3000"),
+            ("origin", "http://evil.example")
+        ])));
         assert!(!origin_ok(&req(&[("host", "127.0.0.1:3000"), ("origin", "null")])));
-        assert!(origin_ok(&req(&[("sec-fetch-site", "same-origin"), ("origin", "http://evil.example")])));
+        assert!(origin_ok(&req(&[
+            ("sec-fetch-site", "same-origin"),
+            ("origin", "http://evil.example")
+        ])));
         assert!(!origin_ok(&req(&[("sec-fetch-site", "cross-site")])));
         assert!(!origin_ok(&req(&[("sec-fetch-site", "same-site")])));
         assert!(origin_ok(&req(&[("host", "h")])));

@@ -29,17 +29,24 @@ pub struct LoginForm {
 
 impl std::fmt::Debug for LoginForm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoginForm").field("username", &self.username).finish_non_exhaustive()
+        f.debug_struct("LoginForm")
+            .field("username", &self.username)
+            .finish_non_exhaustive()
     }
 }
 
 fn wants_html(h: &HeaderMap) -> bool {
-    h.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("text/html"))
+    h.get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/html"))
 }
 
 /// A local path to return to after sign-in, or nothing.
 fn safe_next(next: &str) -> Option<&str> {
-    let ok = next.starts_with('/') && !next.starts_with("//") && !next.contains('\\') && !next.contains("://")
+    let ok = next.starts_with('/')
+        && !next.starts_with("//")
+        && !next.contains('\\')
+        && !next.contains("://")
         && next.chars().all(|c| !c.is_control());
     ok.then_some(next)
 }
@@ -68,11 +75,23 @@ pub async fn login(
 ) -> Response {
     let html = wants_html(&headers);
     if !token_ok(auth.csrf_token.as_deref(), &form.csrf_token) {
-        return failure(html, StatusCode::FORBIDDEN, "expired", "the sign-in form expired; reload it", &form.next);
+        return failure(
+            html,
+            StatusCode::FORBIDDEN,
+            "expired",
+            "the sign-in form expired; reload it",
+            &form.next,
+        );
     }
     if let Err(secs) = state.throttle.attempt(&form.username, peer.ip()) {
         tracing::warn!(ip = %peer.ip(), "sign-in throttled");
-        let mut r = failure(html, StatusCode::TOO_MANY_REQUESTS, "throttled", "too many sign-in attempts", &form.next);
+        let mut r = failure(
+            html,
+            StatusCode::TOO_MANY_REQUESTS,
+            "throttled",
+            "too many sign-in attempts",
+            &form.next,
+        );
         if !html {
             r.headers_mut().insert(header::RETRY_AFTER, secs.into());
         }
@@ -85,14 +104,30 @@ pub async fn login(
             return json_error(StatusCode::SERVICE_UNAVAILABLE, "unavailable", "try again shortly").into_response();
         }
     };
-    let ok = password::verify(Password::new(form.password.clone()), record.as_ref().map(|r| r.password_hash.clone())).await;
+    let ok = password::verify(
+        Password::new(form.password.clone()),
+        record.as_ref().map(|r| r.password_hash.clone()),
+    )
+    .await;
     let Some(user) = record.filter(|_| ok) else {
         tracing::info!("sign-in failed");
-        return failure(html, StatusCode::UNAUTHORIZED, "invalid", "wrong username or password", &form.next);
+        return failure(
+            html,
+            StatusCode::UNAUTHORIZED,
+            "invalid",
+            "wrong username or password",
+            &form.next,
+        );
     };
     if user.view.disabled {
         tracing::info!("sign-in refused: account disabled");
-        return failure(html, StatusCode::FORBIDDEN, "disabled", "this account is disabled", &form.next);
+        return failure(
+            html,
+            StatusCode::FORBIDDEN,
+            "disabled",
+            "this account is disabled",
+            &form.next,
+        );
     }
     // A fresh session id at sign-in (no fixation), with a fresh CSRF token.
     let stored = async {

@@ -22,7 +22,11 @@ impl Password {
         use rand::Rng;
         const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789";
         let mut rng = rand::rngs::OsRng;
-        Password::new((0..20).map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char).collect::<String>())
+        Password::new(
+            (0..20)
+                .map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char)
+                .collect::<String>(),
+        )
     }
     /// Rules for a new password.
     pub fn check_strength(&self) -> Result<(), String> {
@@ -44,11 +48,16 @@ impl std::fmt::Debug for Password {
 }
 
 fn argon2() -> Argon2<'static> {
-    Argon2::new(Algorithm::Argon2id, Version::V0x13, Params::new(19 * 1024, 2, 1, None).expect("valid argon2 params"))
+    Argon2::new(
+        Algorithm::Argon2id,
+        Version::V0x13,
+        Params::new(19 * 1024, 2, 1, None).expect("valid argon2 params"),
+    )
 }
 
 /// Verified against when the username is unknown, so timing does not tell who exists.
-static DUMMY_HASH: LazyLock<String> = LazyLock::new(|| hash_blocking(&Password::new("dummy password for timing")).expect("hash"));
+static DUMMY_HASH: LazyLock<String> =
+    LazyLock::new(|| hash_blocking(&Password::new("dummy password for timing")).expect("hash"));
 
 fn hash_blocking(p: &Password) -> Result<String, String> {
     let salt = SaltString::generate(&mut OsRng);
@@ -69,7 +78,9 @@ pub async fn verify(p: Password, stored: Option<String>) -> bool {
     tokio::task::spawn_blocking(move || {
         let known = stored.is_some();
         let h = stored.unwrap_or_else(|| DUMMY_HASH.clone());
-        let Ok(parsed) = PasswordHash::new(&h) else { return false };
+        let Ok(parsed) = PasswordHash::new(&h) else {
+            return false;
+        };
         argon2().verify_password(p.expose().as_bytes(), &parsed).is_ok() && known
     })
     .await

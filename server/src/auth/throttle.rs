@@ -17,10 +17,14 @@ impl LoginThrottle {
         let burst = |n: u32| NonZeroU32::new(n.max(1)).expect("non-zero");
         LoginThrottle {
             accounts: RateLimiter::keyed(
-                Quota::with_period(Duration::from_secs(60)).expect("period").allow_burst(burst(per_account)),
+                Quota::with_period(Duration::from_secs(60))
+                    .expect("period")
+                    .allow_burst(burst(per_account)),
             ),
             addresses: RateLimiter::keyed(
-                Quota::with_period(Duration::from_secs(2)).expect("period").allow_burst(burst(per_address)),
+                Quota::with_period(Duration::from_secs(2))
+                    .expect("period")
+                    .allow_burst(burst(per_address)),
             ),
         }
     }
@@ -32,7 +36,8 @@ impl LoginThrottle {
         let b = self.addresses.check_key(&addr);
         let clock = governor::clock::DefaultClock::default();
         let wait = |r: Result<(), governor::NotUntil<_>>| {
-            r.err().map(|n| n.wait_time_from(governor::clock::Clock::now(&clock)).as_secs().max(1))
+            r.err()
+                .map(|n| n.wait_time_from(governor::clock::Clock::now(&clock)).as_secs().max(1))
         };
         match (wait(a), wait(b)) {
             (None, None) => Ok(()),

@@ -26,7 +26,9 @@ impl From<sqlx::Error> for UserError {
 pub fn parse_username(raw: &str) -> Result<String, UserError> {
     let s = raw.trim();
     let ok_len = (2..=64).contains(&s.chars().count());
-    let ok_chars = s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '@'));
+    let ok_chars = s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '@'));
     if !ok_len || !ok_chars {
         return Err(UserError::Invalid(
             "usernames have 2-64 characters: letters, digits, _ . - @".into(),
@@ -46,7 +48,9 @@ pub async fn add(db: &Db, username: &str, password: Password, role: Role) -> Res
 }
 
 pub async fn find(db: &Db, username: &str) -> Result<users::UserRecord, UserError> {
-    users::by_username(db, username.trim()).await?.ok_or(UserError::NotFound)
+    users::by_username(db, username.trim())
+        .await?
+        .ok_or(UserError::NotFound)
 }
 
 pub async fn change_password(db: &Db, username: &str, password: Password) -> Result<(), UserError> {
@@ -61,7 +65,9 @@ pub async fn change_password(db: &Db, username: &str, password: Password) -> Res
 pub async fn set_disabled(db: &Db, id: i64, disabled: bool) -> Result<(), UserError> {
     let u = users::by_id(db, id).await?.ok_or(UserError::NotFound)?;
     if disabled && u.view.role == Role::Admin && !u.view.disabled && users::active_admins(db).await? <= 1 {
-        return Err(UserError::Conflict("the last active administrator cannot be disabled".into()));
+        return Err(UserError::Conflict(
+            "the last active administrator cannot be disabled".into(),
+        ));
     }
     users::set_disabled(db, id, disabled).await?;
     Ok(())
@@ -70,7 +76,9 @@ pub async fn set_disabled(db: &Db, id: i64, disabled: bool) -> Result<(), UserEr
 pub async fn set_role(db: &Db, id: i64, role: Role) -> Result<(), UserError> {
     let u = users::by_id(db, id).await?.ok_or(UserError::NotFound)?;
     if u.view.role == Role::Admin && role != Role::Admin && !u.view.disabled && users::active_admins(db).await? <= 1 {
-        return Err(UserError::Conflict("the last active administrator must stay an administrator".into()));
+        return Err(UserError::Conflict(
+            "the last active administrator must stay an administrator".into(),
+        ));
     }
     users::set_role(db, id, role).await?;
     Ok(())

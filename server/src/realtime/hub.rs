@@ -43,7 +43,10 @@ impl Hub {
     pub fn new(capacity: usize) -> Hub {
         let (tx, _) = broadcast::channel(capacity.max(16));
         Hub {
-            inner: Mutex::new(Inner { next_seq: 1, backlog: VecDeque::with_capacity(capacity) }),
+            inner: Mutex::new(Inner {
+                next_seq: 1,
+                backlog: VecDeque::with_capacity(capacity),
+            }),
             tx,
             capacity,
             shutdown: watch::channel(false).0,
@@ -53,7 +56,11 @@ impl Hub {
     /// Publish an event; returns its sequence number.
     pub fn publish(&self, kind: &str, data: serde_json::Value) -> u64 {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let ev = Arc::new(Event { seq: g.next_seq, kind: kind.to_string(), data });
+        let ev = Arc::new(Event {
+            seq: g.next_seq,
+            kind: kind.to_string(),
+            data,
+        });
         g.next_seq += 1;
         if g.backlog.len() == self.capacity {
             g.backlog.pop_front();
@@ -75,10 +82,19 @@ impl Hub {
             Some(s) if s >= head => (Vec::new(), false),
             Some(s) => {
                 let oldest = g.backlog.front().map_or(head + 1, |e| e.seq);
-                (g.backlog.iter().filter(|e| e.seq > s).cloned().collect(), s + 1 < oldest)
+                (
+                    g.backlog.iter().filter(|e| e.seq > s).cloned().collect(),
+                    s + 1 < oldest,
+                )
             }
         };
-        Subscription { backlog, gap, live, shutdown: self.shutdown.subscribe(), head }
+        Subscription {
+            backlog,
+            gap,
+            live,
+            shutdown: self.shutdown.subscribe(),
+            head,
+        }
     }
 
     /// End every open stream (graceful shutdown must not wait for them).

@@ -24,7 +24,10 @@ pub struct Since {
 }
 
 fn sse_event(e: &Event) -> SseEvent {
-    SseEvent::default().id(e.seq.to_string()).event(&e.kind).data(e.data.to_string())
+    SseEvent::default()
+        .id(e.seq.to_string())
+        .event(&e.kind)
+        .data(e.data.to_string())
 }
 
 fn resync(head: u64) -> SseEvent {
@@ -41,7 +44,12 @@ pub async fn events(
     Query(q): Query<Since>,
 ) -> Response {
     let Some(user) = auth.user else {
-        return json_error(StatusCode::UNAUTHORIZED, "unauthenticated", "sign in to receive live updates").into_response();
+        return json_error(
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+            "sign in to receive live updates",
+        )
+        .into_response();
     };
     let since = headers
         .get("last-event-id")

@@ -14,7 +14,10 @@ pub struct UserRecord {
 
 impl std::fmt::Debug for UserRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UserRecord").field("view", &self.view).field("password_hash", &"[redacted]").finish()
+        f.debug_struct("UserRecord")
+            .field("view", &self.view)
+            .field("password_hash", &"[redacted]")
+            .finish()
     }
 }
 
@@ -58,7 +61,9 @@ pub async fn create(db: &Db, username: &str, password_hash: &str, role: Role) ->
     .await;
     match r {
         Ok(row) => Ok(record(&row)?.view),
-        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Err(StoreError::Conflict(format!("user {username}"))),
+        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+            Err(StoreError::Conflict(format!("user {username}")))
+        }
         Err(e) => Err(e.into()),
     }
 }

@@ -23,5 +23,12 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
         "policy": { "name": state.policy.name, "version": &*state.policy.version },
         "shutting_down": stopping,
     });
-    (if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE }, Json(body))
+    (
+        if ready {
+            StatusCode::OK
+        } else {
+            StatusCode::SERVICE_UNAVAILABLE
+        },
+        Json(body),
+    )
 }

@@ -20,7 +20,10 @@ pub struct TestApp {
 }
 
 pub fn workspace() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 pub fn test_config(dir: &std::path::Path) -> Config {
@@ -64,7 +67,11 @@ pub async fn spawn_app() -> TestApp {
 
 /// A browser-like client: keeps cookies, does not follow redirects.
 pub fn client() -> Client {
-    Client::builder().cookie_store(true).redirect(redirect::Policy::none()).build().unwrap()
+    Client::builder()
+        .cookie_store(true)
+        .redirect(redirect::Policy::none())
+        .build()
+        .unwrap()
 }
 
 /// The value of the first hidden `csrf_token` field in a page.
@@ -116,17 +123,29 @@ impl TestApp {
     /// Create a user directly (as the CLI does) and return a signed-in client.
     pub async fn user(&self, name: &str, role: app::api::Role) -> Client {
         let pw = "correct horse battery staple";
-        server::auth::users::add(&self.db, name, Password::new(pw), role).await.unwrap();
+        server::auth::users::add(&self.db, name, Password::new(pw), role)
+            .await
+            .unwrap();
         self.login_ok(name, pw).await
     }
 
     /// The CSRF token of a signed-in session (from the session server function).
     pub async fn session_token(&self, c: &Client) -> String {
-        let v: serde_json::Value = c.get(self.url("/api/session")).send().await.unwrap().json().await.unwrap();
+        let v: serde_json::Value = c
+            .get(self.url("/api/session"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         v["csrf_token"].as_str().unwrap().to_string()
     }
 }
 
 pub fn header_str(r: &Response, h: header::HeaderName) -> String {
-    r.headers().get(h).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default()
+    r.headers()
+        .get(h)
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default()
 }

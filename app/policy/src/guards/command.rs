@@ -122,42 +122,154 @@ struct Analyzer<'a> {
 }
 
 const SHELLS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash", "fish", "csh", "tcsh", "rbash", "busybox-sh",
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "ash",
+    "mksh",
+    "yash",
+    "fish",
+    "csh",
+    "tcsh",
+    "rbash",
+    "busybox-sh",
 ];
 const INTERPRETERS: &[&str] = &[
-    "python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "deno", "bun", "osascript",
-    "pwsh", "powershell", "tclsh", "awk", "gawk", "mawk", "nawk", "jshell", "irb",
+    "python",
+    "python2",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "php",
+    "lua",
+    "deno",
+    "bun",
+    "osascript",
+    "pwsh",
+    "powershell",
+    "tclsh",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "jshell",
+    "irb",
 ];
 const DOWNLOADERS: &[&str] = &[
-    "curl", "wget", "fetch", "aria2c", "axel", "http", "https", "lwp-download", "lwp-request", "tftp", "scp",
-    "rsync", "ftp", "sftp", "smbclient", "gsutil",
+    "curl",
+    "wget",
+    "fetch",
+    "aria2c",
+    "axel",
+    "http",
+    "https",
+    "lwp-download",
+    "lwp-request",
+    "tftp",
+    "scp",
+    "rsync",
+    "ftp",
+    "sftp",
+    "smbclient",
+    "gsutil",
 ];
 const PRIVILEGE: &[&str] = &["sudo", "doas", "pkexec", "su", "run0", "sudoedit", "ksu", "calife"];
 const POWER: &[&str] = &["shutdown", "reboot", "halt", "poweroff", "kexec", "systemd-reboot"];
 const DISK_FORMAT: &[&str] = &[
-    "mke2fs", "mkswap", "mkdosfs", "mkntfs", "mkexfatfs", "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk",
-    "parted", "wipefs", "blkdiscard", "format", "zpool", "pvcreate", "cryptsetup", "badblocks",
+    "mke2fs",
+    "mkswap",
+    "mkdosfs",
+    "mkntfs",
+    "mkexfatfs",
+    "fdisk",
+    "sfdisk",
+    "cfdisk",
+    "gdisk",
+    "sgdisk",
+    "parted",
+    "wipefs",
+    "blkdiscard",
+    "format",
+    "zpool",
+    "pvcreate",
+    "cryptsetup",
+    "badblocks",
 ];
 /// Top-level directories whose recursive deletion or opening up breaks the machine.
 const SYSTEM_DIRS: &[&str] = &[
-    "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "media", "mnt", "opt", "proc",
-    "root", "run", "sbin", "srv", "sys", "usr", "var", "snap", "System", "Library", "Users", "Applications",
+    "bin",
+    "boot",
+    "dev",
+    "etc",
+    "home",
+    "lib",
+    "lib32",
+    "lib64",
+    "libx32",
+    "media",
+    "mnt",
+    "opt",
+    "proc",
+    "root",
+    "run",
+    "sbin",
+    "srv",
+    "sys",
+    "usr",
+    "var",
+    "snap",
+    "System",
+    "Library",
+    "Users",
+    "Applications",
 ];
 /// Second-level system directories treated like top-level ones.
 const SYSTEM_SUBDIRS: &[&str] = &[
-    "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/local", "/usr/share", "/usr/include", "/var/lib",
-    "/var/log", "/boot/efi", "/etc/ssh", "/etc/pam.d", "/etc/sudoers.d",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/lib",
+    "/usr/lib64",
+    "/usr/local",
+    "/usr/share",
+    "/usr/include",
+    "/var/lib",
+    "/var/log",
+    "/boot/efi",
+    "/etc/ssh",
+    "/etc/pam.d",
+    "/etc/sudoers.d",
 ];
 /// Files whose overwrite amounts to privilege escalation or a broken system.
 const CRITICAL_FILES: &[&str] = &[
-    "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow", "/etc/sudoers", "/etc/hosts", "/etc/fstab",
-    "/etc/crontab", "/etc/ld.so.preload", "/etc/profile", "/etc/environment", "/root/.ssh/authorized_keys",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/hosts",
+    "/etc/fstab",
+    "/etc/crontab",
+    "/etc/ld.so.preload",
+    "/etc/profile",
+    "/etc/environment",
+    "/root/.ssh/authorized_keys",
     "/root/.bashrc",
 ];
 /// /dev entries that are not raw devices.
 const HARMLESS_DEV: &[&str] = &[
-    "/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/random",
-    "/dev/urandom", "/dev/full",
+    "/dev/null",
+    "/dev/zero",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/stdin",
+    "/dev/tty",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/full",
 ];
 
 fn basename(s: &str) -> &str {
@@ -172,7 +284,11 @@ fn norm_path(p: &str) -> String {
             .into_owned()
     } else {
         let t = p.trim_end_matches('/');
-        if t.is_empty() { p.to_string() } else { t.to_string() }
+        if t.is_empty() {
+            p.to_string()
+        } else {
+            t.to_string()
+        }
     }
 }
 
@@ -526,7 +642,10 @@ impl Analyzer<'_> {
             R::File(_, kind, target) => match target {
                 T::Filename(w) | T::Duplicate(w) => {
                     let t = self.expand(&w.value, depth);
-                    let writes = matches!(kind, K::Write | K::Append | K::Clobber | K::ReadAndWrite | K::DuplicateOutput);
+                    let writes = matches!(
+                        kind,
+                        K::Write | K::Append | K::Clobber | K::ReadAndWrite | K::DuplicateOutput
+                    );
                     self.redirect_target(&t, writes);
                 }
                 T::ProcessSubstitution(_, sub) => self.compound_list(&sub.list, depth),
@@ -553,7 +672,10 @@ impl Analyzer<'_> {
 
     fn redirect_target(&mut self, t: &Expanded, writes: bool) {
         if is_net_device(&t.text) {
-            return self.dangerous(format!("opens a network connection from the shell ({}): reverse shell pattern", t.text));
+            return self.dangerous(format!(
+                "opens a network connection from the shell ({}): reverse shell pattern",
+                t.text
+            ));
         }
         if !writes {
             return;
@@ -576,35 +698,38 @@ impl Analyzer<'_> {
         let mut stdin: Option<String> = None;
         let mut assignments: Vec<(String, Expanded)> = Vec::new();
 
-        let mut item = |a: &mut Self, it: &I, words: &mut Vec<Expanded>, assignments: &mut Vec<(String, Expanded)>| match it {
-            I::IoRedirect(io) => a.redirect(io, depth, &mut stdin),
-            I::Word(w) => words.push(a.expand(&w.value, depth)),
-            I::AssignmentWord(asg, w) => {
-                if let (ast::AssignmentName::VariableName(n), ast::AssignmentValue::Scalar(v)) = (&asg.name, &asg.value) {
-                    let e = a.expand(&v.value, depth);
-                    assignments.push((n.clone(), e));
-                } else if let ast::AssignmentValue::Array(items) = &asg.value {
-                    for (_, v) in items {
-                        a.expand(&v.value, depth);
+        let mut item =
+            |a: &mut Self, it: &I, words: &mut Vec<Expanded>, assignments: &mut Vec<(String, Expanded)>| match it {
+                I::IoRedirect(io) => a.redirect(io, depth, &mut stdin),
+                I::Word(w) => words.push(a.expand(&w.value, depth)),
+                I::AssignmentWord(asg, w) => {
+                    if let (ast::AssignmentName::VariableName(n), ast::AssignmentValue::Scalar(v)) =
+                        (&asg.name, &asg.value)
+                    {
+                        let e = a.expand(&v.value, depth);
+                        assignments.push((n.clone(), e));
+                    } else if let ast::AssignmentValue::Array(items) = &asg.value {
+                        for (_, v) in items {
+                            a.expand(&v.value, depth);
+                        }
+                    }
+                    if !words.is_empty() {
+                        // An argument such as `alias ls='…'` or `export X=…`: keep it, unquoted.
+                        words.push(a.expand(&w.value, depth));
                     }
                 }
-                if !words.is_empty() {
-                    // An argument such as `alias ls='…'` or `export X=…`: keep it, unquoted.
-                    words.push(a.expand(&w.value, depth));
+                I::ProcessSubstitution(_, sub) => {
+                    let before = a.downloads;
+                    a.compound_list(&sub.list, depth);
+                    let downloads = a.downloads > before;
+                    words.push(Expanded {
+                        text: "/dev/fd/63".into(),
+                        dynamic: true,
+                        downloads,
+                        glob: false,
+                    });
                 }
-            }
-            I::ProcessSubstitution(_, sub) => {
-                let before = a.downloads;
-                a.compound_list(&sub.list, depth);
-                let downloads = a.downloads > before;
-                words.push(Expanded {
-                    text: "/dev/fd/63".into(),
-                    dynamic: true,
-                    downloads,
-                    glob: false,
-                });
-            }
-        };
+            };
 
         if let Some(prefix) = &s.prefix {
             for it in &prefix.0 {
@@ -702,7 +827,23 @@ impl Analyzer<'_> {
                     from_input = true;
                     let n = skip_options(
                         rest,
-                        &["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--max-lines", "--replace"],
+                        &[
+                            "-a",
+                            "-d",
+                            "-E",
+                            "-I",
+                            "-L",
+                            "-n",
+                            "-P",
+                            "-s",
+                            "--arg-file",
+                            "--delimiter",
+                            "--max-args",
+                            "--max-procs",
+                            "--max-chars",
+                            "--max-lines",
+                            "--replace",
+                        ],
                     );
                     if n >= rest.len() {
                         return; // xargs with no command runs echo
@@ -716,8 +857,14 @@ impl Analyzer<'_> {
                         if t == "-S" || t == "--split-string" {
                             return self.nested_script(rest.get(n + 1), depth, "env -S");
                         }
-                        if let Some(s) = t.strip_prefix("--split-string=").or_else(|| t.strip_prefix("-S").filter(|s| !s.is_empty())) {
-                            let e = Expanded { text: s.to_string(), ..a.clone() };
+                        if let Some(s) = t
+                            .strip_prefix("--split-string=")
+                            .or_else(|| t.strip_prefix("-S").filter(|s| !s.is_empty()))
+                        {
+                            let e = Expanded {
+                                text: s.to_string(),
+                                ..a.clone()
+                            };
                             return self.nested_script(Some(&e), depth, "env -S");
                         }
                         if t == "--" {
@@ -817,7 +964,10 @@ impl Analyzer<'_> {
             "alias" => {
                 for a in args {
                     if let Some((_, body)) = a.text.split_once('=') {
-                        let e = Expanded { text: body.to_string(), ..a.clone() };
+                        let e = Expanded {
+                            text: body.to_string(),
+                            ..a.clone()
+                        };
                         self.nested_script(Some(&e), depth, "alias");
                     }
                 }
@@ -864,18 +1014,32 @@ impl Analyzer<'_> {
                 if let Some(t) = targets.iter().find(|a| is_raw_device(&a.text)) {
                     self.dangerous(format!("writes to device {}", t.text));
                 } else if name == "tee" || name == "truncate" {
-                    if let Some(t) = targets.iter().find(|a| CRITICAL_FILES.contains(&norm_path(&a.text).as_str())) {
+                    if let Some(t) = targets
+                        .iter()
+                        .find(|a| CRITICAL_FILES.contains(&norm_path(&a.text).as_str()))
+                    {
                         self.dangerous(format!("overwrites system file {}", t.text));
                     }
                 }
             }
             "init" | "telinit" => {
-                if args.iter().any(|a| matches!(a.text.as_str(), "0" | "6" | "1" | "s" | "S")) {
+                if args
+                    .iter()
+                    .any(|a| matches!(a.text.as_str(), "0" | "6" | "1" | "s" | "S"))
+                {
                     self.dangerous(format!("{name} changes the runlevel (shutdown/reboot)"));
                 }
             }
             "systemctl" | "loginctl" => {
-                const STOP: &[&str] = &["poweroff", "reboot", "halt", "kexec", "emergency", "rescue", "soft-reboot"];
+                const STOP: &[&str] = &[
+                    "poweroff",
+                    "reboot",
+                    "halt",
+                    "kexec",
+                    "emergency",
+                    "rescue",
+                    "soft-reboot",
+                ];
                 if let Some(a) = args.iter().find(|a| STOP.contains(&a.text.as_str())) {
                     self.dangerous(format!("{name} {} shuts down or reboots the machine", a.text));
                 }
@@ -892,19 +1056,35 @@ impl Analyzer<'_> {
             }
             "killall5" => self.dangerous("killall5 signals every process"),
             "nc" | "ncat" | "netcat" | "socat" => {
-                if args.iter().any(|a| a.text == "-e" || a.text == "-c" || a.text.starts_with("--exec") || a.text.to_ascii_lowercase().contains("exec:") || a.text.to_ascii_lowercase().contains("system:")) {
+                if args.iter().any(|a| {
+                    a.text == "-e"
+                        || a.text == "-c"
+                        || a.text.starts_with("--exec")
+                        || a.text.to_ascii_lowercase().contains("exec:")
+                        || a.text.to_ascii_lowercase().contains("system:")
+                }) {
                     self.dangerous(format!("{name} connects a shell to the network (reverse shell)"));
                 }
             }
-            "du" | "tree" | "ls" | "grep" | "egrep" | "fgrep" | "rgrep" | "rg" | "ag" | "ack" | "locate" | "updatedb" | "chattr" => {
+            "du" | "tree" | "ls" | "grep" | "egrep" | "fgrep" | "rgrep" | "rg" | "ag" | "ack" | "locate"
+            | "updatedb" | "chattr" => {
                 let recursive = match name {
                     "du" | "tree" | "rgrep" | "rg" | "ag" | "ack" => true,
                     "ls" => args.iter().any(|a| has_short(a, 'R') || a.text == "--recursive"),
-                    "grep" | "egrep" | "fgrep" => args.iter().any(|a| has_short(a, 'r') || has_short(a, 'R') || a.text.starts_with("--recursive") || a.text.starts_with("--dereference-recursive")),
+                    "grep" | "egrep" | "fgrep" => args.iter().any(|a| {
+                        has_short(a, 'r')
+                            || has_short(a, 'R')
+                            || a.text.starts_with("--recursive")
+                            || a.text.starts_with("--dereference-recursive")
+                    }),
                     "chattr" => args.iter().any(|a| has_short(a, 'R')),
                     _ => false,
                 };
-                if recursive && args.iter().any(|a| !a.text.starts_with('-') && norm_path(&a.text) == "/") {
+                if recursive
+                    && args
+                        .iter()
+                        .any(|a| !a.text.starts_with('-') && norm_path(&a.text) == "/")
+                {
                     self.dangerous(format!("full-disk scan ({name} over /)"));
                 }
                 if name == "updatedb" {
@@ -918,7 +1098,11 @@ impl Analyzer<'_> {
                 if name == "mkfs" || name.starts_with("mkfs.") || DISK_FORMAT.contains(&name) {
                     return self.dangerous(format!("{name} formats or repartitions a disk"));
                 }
-                if name == "diskutil" && args.iter().any(|a| a.text.to_ascii_lowercase().starts_with("erase") || a.text.eq_ignore_ascii_case("partitionDisk")) {
+                if name == "diskutil"
+                    && args.iter().any(|a| {
+                        a.text.to_ascii_lowercase().starts_with("erase") || a.text.eq_ignore_ascii_case("partitionDisk")
+                    })
+                {
                     return self.dangerous("diskutil erases a disk");
                 }
             }
@@ -1002,7 +1186,9 @@ impl Analyzer<'_> {
     fn chmod(&mut self, args: &[Expanded]) {
         let (flags, rest) = split_flags(args);
         let _recursive = flags.iter().any(|f| has_short(f, 'R') || f.text == "--recursive");
-        let Some((mode, targets)) = rest.split_first() else { return };
+        let Some((mode, targets)) = rest.split_first() else {
+            return;
+        };
         if mode.dynamic {
             return self.unknown("chmod with a mode computed at run time");
         }
@@ -1041,9 +1227,9 @@ impl Analyzer<'_> {
             .iter()
             .take_while(|a| !a.text.starts_with('-') && a.text != "(" && a.text != "!")
             .collect();
-        let shallow = args.windows(2).any(|w| {
-            (w[0].text == "-maxdepth") && w[1].text.parse::<u32>().is_ok_and(|d| d <= 2)
-        });
+        let shallow = args
+            .windows(2)
+            .any(|w| (w[0].text == "-maxdepth") && w[1].text.parse::<u32>().is_ok_and(|d| d <= 2));
         let sys = starts.iter().find_map(|s| system_target(s));
         if !shallow && starts.iter().any(|s| norm_path(&s.text) == "/") {
             return self.dangerous("full-disk scan (find /)");
@@ -1081,7 +1267,10 @@ fn is_system_bin(p: &str) -> bool {
 }
 
 fn is_inline_flag(t: &str) -> bool {
-    matches!(t, "-c" | "-e" | "-E" | "-r" | "--eval" | "--command" | "-m" | "-p" | "-n")
+    matches!(
+        t,
+        "-c" | "-e" | "-E" | "-r" | "--eval" | "--command" | "-m" | "-p" | "-n"
+    )
 }
 
 fn has_short(a: &Expanded, c: char) -> bool {
@@ -1377,11 +1566,17 @@ mod tests {
 
     #[test]
     fn reasons_say_what_was_found() {
-        let Verdict::Dangerous(r) = analyze("cd /tmp && sudo rm -rf /") else { panic!() };
+        let Verdict::Dangerous(r) = analyze("cd /tmp && sudo rm -rf /") else {
+            panic!()
+        };
         assert!(r.contains("privilege escalation"), "{r}");
-        let Verdict::Dangerous(r) = analyze("rm -rf /etc") else { panic!() };
+        let Verdict::Dangerous(r) = analyze("rm -rf /etc") else {
+            panic!()
+        };
         assert!(r.contains("recursive deletion of /etc"), "{r}");
-        let Verdict::Dangerous(r) = analyze("curl x | sh") else { panic!() };
+        let Verdict::Dangerous(r) = analyze("curl x | sh") else {
+            panic!()
+        };
         assert!(r.contains("download and execute"), "{r}");
     }
 
@@ -1396,7 +1591,10 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(g.check("terraform destroy"), Verdict::Dangerous(_)));
-        assert!(matches!(g.check("env X=1 nohup terraform apply"), Verdict::Dangerous(_)));
+        assert!(matches!(
+            g.check("env X=1 nohup terraform apply"),
+            Verdict::Dangerous(_)
+        ));
         assert_eq!(g.check("terraform-docs ."), Verdict::Understood);
     }
 

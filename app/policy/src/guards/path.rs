@@ -103,11 +103,19 @@ impl Fence {
         } else if let Some(base) = &self.relative_base {
             base.join(p)
         } else {
-            return Err(format!("relative path {raw:?}; fence {} needs absolute paths", self.name));
+            return Err(format!(
+                "relative path {raw:?}; fence {} needs absolute paths",
+                self.name
+            ));
         };
         let abs = normalize(&joined);
         let root = self.containing_root(&abs).ok_or_else(|| {
-            format!("{} is outside fence {} ({})", abs.display(), self.name, self.roots_text())
+            format!(
+                "{} is outside fence {} ({})",
+                abs.display(),
+                self.name,
+                self.roots_text()
+            )
         })?;
         if !self.allow_root && abs == *root {
             return Err(format!("{} is the root of fence {} itself", abs.display(), self.name));
@@ -207,13 +215,22 @@ mod tests {
         let f = uploads();
         for (raw, want) in [
             ("/data/shared/uploads/a.csv", "/data/shared/uploads/a.csv"),
-            ("/data/shared/uploads/2024/05/export.csv", "/data/shared/uploads/2024/05/export.csv"),
+            (
+                "/data/shared/uploads/2024/05/export.csv",
+                "/data/shared/uploads/2024/05/export.csv",
+            ),
             ("/data/shared/uploads/./x/../y.txt", "/data/shared/uploads/y.txt"),
             ("/data//shared/uploads//z", "/data/shared/uploads/z"),
             ("/data/shared/uploads/dir/", "/data/shared/uploads/dir"),
-            ("/data/shared/uploads/with space.txt", "/data/shared/uploads/with space.txt"),
+            (
+                "/data/shared/uploads/with space.txt",
+                "/data/shared/uploads/with space.txt",
+            ),
             ("/data/shared/uploads/..hidden", "/data/shared/uploads/..hidden"),
-            ("/data/shared/uploads/%2e%2e/literal", "/data/shared/uploads/%2e%2e/literal"),
+            (
+                "/data/shared/uploads/%2e%2e/literal",
+                "/data/shared/uploads/%2e%2e/literal",
+            ),
         ] {
             assert_eq!(f.check(raw, &PureHost).unwrap(), PathBuf::from(want), "{raw}");
         }
@@ -275,17 +292,25 @@ mod tests {
             let e = f.check(raw, &PureHost).unwrap_err();
             assert!(e.contains(needle), "{raw:?}: {e}");
         }
-        assert!(f.check(&format!("/data/shared/uploads/{}", "a".repeat(5000)), &PureHost).is_err());
+        assert!(f
+            .check(&format!("/data/shared/uploads/{}", "a".repeat(5000)), &PureHost)
+            .is_err());
     }
 
     #[test]
     fn relative_paths_use_the_base_or_are_refused() {
         let ws = fence(&["/srv/ws"], Some("/srv/ws"), true, false);
-        assert_eq!(ws.check("notes/a.md", &PureHost).unwrap(), PathBuf::from("/srv/ws/notes/a.md"));
+        assert_eq!(
+            ws.check("notes/a.md", &PureHost).unwrap(),
+            PathBuf::from("/srv/ws/notes/a.md")
+        );
         assert_eq!(ws.check(".", &PureHost).unwrap(), PathBuf::from("/srv/ws"));
         assert!(ws.check("../other/x", &PureHost).unwrap_err().contains("outside"));
         assert!(ws.check("a/../../x", &PureHost).is_err());
-        assert!(uploads().check("a.csv", &PureHost).unwrap_err().contains("relative path"));
+        assert!(uploads()
+            .check("a.csv", &PureHost)
+            .unwrap_err()
+            .contains("relative path"));
         // Non-ASCII is fine where the fence does not forbid it.
         assert!(ws.check("résumé.pdf", &PureHost).is_ok());
     }
@@ -305,7 +330,13 @@ mod tests {
         let r = root.to_str().unwrap();
         let f = fence(&[r], Some(r), false, false);
 
-        for raw in ["escape/secret", "escape", "sub/file-link", "escape/new-file", "sub/up/../outside/secret"] {
+        for raw in [
+            "escape/secret",
+            "escape",
+            "sub/file-link",
+            "escape/new-file",
+            "sub/up/../outside/secret",
+        ] {
             let e = f.check(raw, &LocalHost).unwrap_err();
             assert!(e.contains("outside") || e.contains("symlink"), "{raw}: {e}");
         }

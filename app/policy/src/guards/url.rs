@@ -180,10 +180,18 @@ impl UrlGuard {
             return Err("schemes must not be empty".into());
         }
         let mut deny_hosts = Vec::new();
-        for h in BUILTIN_DENIED_HOSTS.iter().map(|s| s.to_string()).chain(c.deny_hosts.iter().cloned()) {
+        for h in BUILTIN_DENIED_HOSTS
+            .iter()
+            .map(|s| s.to_string())
+            .chain(c.deny_hosts.iter().cloned())
+        {
             deny_hosts.push(HostPattern::parse(&h)?);
         }
-        let allow_hosts = c.allow_hosts.iter().map(|h| HostPattern::parse(h)).collect::<Result<_, _>>()?;
+        let allow_hosts = c
+            .allow_hosts
+            .iter()
+            .map(|h| HostPattern::parse(h))
+            .collect::<Result<_, _>>()?;
         Ok(UrlGuard {
             name: name.to_string(),
             schemes,
@@ -201,11 +209,18 @@ impl UrlGuard {
         // The WHATWG parser silently drops tabs/newlines and trims spaces; refuse them instead,
         // so what a reviewer reads is exactly what is fetched.
         if let Some(c) = raw.chars().find(|c| c.is_control() || c.is_whitespace()) {
-            return Err(format!("URL contains whitespace or control character U+{:04X}", c as u32));
+            return Err(format!(
+                "URL contains whitespace or control character U+{:04X}",
+                c as u32
+            ));
         }
         let url = Url::parse(raw).map_err(|e| format!("not a valid absolute URL: {e}"))?;
         if !self.schemes.iter().any(|s| s == url.scheme()) {
-            return Err(format!("scheme {:?} is not allowed (allowed: {})", url.scheme(), self.schemes.join(", ")));
+            return Err(format!(
+                "scheme {:?} is not allowed (allowed: {})",
+                url.scheme(),
+                self.schemes.join(", ")
+            ));
         }
         if !url.username().is_empty() || url.password().is_some() {
             return Err("credentials in URLs are not allowed".into());
@@ -396,9 +411,18 @@ mod tests {
         assert!(g.check("https://img.cdn.example/x.png", &PureHost).is_ok());
         assert!(g.check("https://cdn.example/x.png", &PureHost).is_err());
         assert!(g.check("https://evil.com/", &PureHost).is_err());
-        assert!(g.check("https://api.example.com:8443/", &PureHost).unwrap_err().contains("port"));
-        assert!(g.check("http://api.example.com/", &PureHost).unwrap_err().contains("scheme"));
-        assert!(g.check("https://8.8.8.8/", &PureHost).unwrap_err().contains("allowed list"));
+        assert!(g
+            .check("https://api.example.com:8443/", &PureHost)
+            .unwrap_err()
+            .contains("port"));
+        assert!(g
+            .check("http://api.example.com/", &PureHost)
+            .unwrap_err()
+            .contains("scheme"));
+        assert!(g
+            .check("https://8.8.8.8/", &PureHost)
+            .unwrap_err()
+            .contains("allowed list"));
     }
 
     struct FakeDns(Vec<IpAddr>);
@@ -428,11 +452,19 @@ mod tests {
         let private: IpAddr = "10.1.2.3".parse().unwrap();
         let ok = g.check("https://example.com/", &FakeDns(vec![public])).unwrap();
         assert_eq!(ok.pinned, vec![public]);
-        let e = g.check("https://rebind.example/", &FakeDns(vec![public, private])).unwrap_err();
+        let e = g
+            .check("https://rebind.example/", &FakeDns(vec![public, private]))
+            .unwrap_err();
         assert!(e.contains("10.1.2.3"), "{e}");
-        assert!(g.check("https://nx.example/", &FakeDns(vec![])).unwrap_err().contains("does not resolve"));
+        assert!(g
+            .check("https://nx.example/", &FakeDns(vec![]))
+            .unwrap_err()
+            .contains("does not resolve"));
         c.resolve = false;
-        assert!(UrlGuard::new("r", &c).unwrap().check("https://nx.example/", &FakeDns(vec![])).is_ok());
+        assert!(UrlGuard::new("r", &c)
+            .unwrap()
+            .check("https://nx.example/", &FakeDns(vec![]))
+            .is_ok());
     }
 
     #[test]

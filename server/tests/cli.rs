@@ -1,0 +1,145 @@
+//! The `airlock` binary's commands, run as a user would run them.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn airlock(db: &str, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(args)
+        .env("AIRLOCK_DATABASE_URL", db)
+        .env("AIRLOCK_LOG_LEVEL", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(s) = stdin {
+        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[tokio::test]
+async fn user_add_passwd_disable_enable() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/a.db", dir.path().display());
+
+    let o = airlock(&db, &["user", "add", "ana", "--role", "auditor"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("added ana (auditor)"), "{out}");
+    let generated = out
+        .lines()
+        .find_map(|l| l.strip_prefix("password: "))
+        .unwrap()
+        .to_string();
+    assert_eq!(generated.len(), 20);
+
+    let o = airlock(&db, &["user", "add", "ana"], None);
+    assert!(!o.status.success(), "duplicate names are refused");
+    assert!(text(&o).contains("already exists"), "{}", text(&o));
+
+    let o = airlock(
+        &db,
+        &["user", "add", "bo", "--role", "reviewer", "--password-stdin"],
+        Some("short\n"),
+    );
+    assert!(!o.status.success());
+    assert!(text(&o).contains("at least 12 characters"), "{}", text(&o));
+
+    let o = airlock(
+        &db,
+        &["user", "passwd", "ana", "--password-stdin"],
+        Some("a brand new password\n"),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = airlock(&db, &["user", "disable", "ana"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = airlock(&db, &["user", "disable", "nobody"], None);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("no such user"));
+
+    let pool = server::store::connect(&secrecy::SecretString::from(db.clone()))
+        .await
+        .unwrap();
+    let u = server::store::users::by_username(&pool, "ana").await.unwrap().unwrap();
+    assert!(u.view.disabled);
+    assert!(
+        server::auth::password::verify(
+            server::auth::Password::new("a brand new password"),
+            Some(u.password_hash)
+        )
+        .await
+    );
+    pool.close().await;
+
+    let o = airlock(&db, &["user", "enable", "ana"], None);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn policy_check_and_test_on_the_demo_policy() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let demo = root.join("policies/demo.toml");
+    let cases = root.join("policies/demo.cases.toml");
+    let o = airlock("sqlite::memory:", &["policy", "check", demo.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("version sha256:"));
+    let o = airlock(
+        "sqlite::memory:",
+        &["policy", "test", demo.to_str().unwrap(), cases.to_str().unwrap()],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains(" passed, 0 failed"), "{}", text(&o));
+    let o = airlock("sqlite::memory:", &["policy", "check", "/nonexistent.toml"], None);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_broken_policy_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[policy]\nname = \"x\"\n[tools.a]\naproval = \"ask\"\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .arg("serve")
+        .env(
+            "AIRLOCK_DATABASE_URL",
+            format!("sqlite://{}/a.db", dir.path().display()),
+        )
+        .env("AIRLOCK_POLICY_FILE", &bad)
+        .env("AIRLOCK_BIND", "127.0.0.1:0")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(text(&o).contains("aproval"), "{}", text(&o));
+}
+
+#[test]
+fn a_database_that_cannot_be_migrated_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-db.db");
+    std::fs::write(&file, vec![b'x'; 4096]).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .arg("serve")
+        .env("AIRLOCK_DATABASE_URL", format!("sqlite://{}", file.display()))
+        .env("AIRLOCK_BIND", "127.0.0.1:0")
+        .current_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("database") || text(&o).contains("migrations"),
+        "{}",
+        text(&o)
+    );
+}
