@@ -251,7 +251,7 @@ fn is_card_number(s: &str) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// Shannon entropy per character.

@@ -3,6 +3,7 @@
 //!    (`Sec-Fetch-Site`, else `Origin`), checked by [`same_origin`] middleware;
 //! 2. every form and state-changing server function carries the session's token,
 //!    compared in constant time ([`token_ok`]).
+//!
 //! The agent API (`/api/v1/…`) is exempt: it uses no cookies and is signed per request.
 
 use axum::extract::Request;

@@ -688,7 +688,7 @@ impl Analyzer<'_> {
         }
         let n = norm_path(&t.text);
         if CRITICAL_FILES.contains(&n.as_str()) {
-            return self.dangerous(format!("overwrites system file {n}"));
+            self.dangerous(format!("overwrites system file {n}"))
         }
     }
 
@@ -782,7 +782,7 @@ impl Analyzer<'_> {
             if self.functions.iter().any(|f| f.eq_ignore_ascii_case(&name)) {
                 return self.dangerous(format!("function {name} calls itself: fork bomb pattern"));
             }
-            if self.deny.iter().any(|d| *d == name) {
+            if self.deny.contains(&name) {
                 return self.dangerous(format!("{name} is on this guard's deny list"));
             }
             if PRIVILEGE.contains(&name.as_str()) {
@@ -1103,7 +1103,7 @@ impl Analyzer<'_> {
                         a.text.to_ascii_lowercase().starts_with("erase") || a.text.eq_ignore_ascii_case("partitionDisk")
                     })
                 {
-                    return self.dangerous("diskutil erases a disk");
+                    self.dangerous("diskutil erases a disk")
                 }
             }
         }
@@ -1217,7 +1217,7 @@ impl Analyzer<'_> {
         }
         if world_writable {
             if let Some(t) = targets.iter().find_map(|t| system_target(t)) {
-                return self.dangerous(format!("chmod {m} makes {t} world-writable"));
+                self.dangerous(format!("chmod {m} makes {t} world-writable"))
             }
         }
     }
@@ -1600,7 +1600,7 @@ mod tests {
 
     #[test]
     fn hostile_input_is_bounded() {
-        let deep = "bash -c ".repeat(1) + &"\"$(".repeat(40) + "ls" + &")\"".repeat(40);
+        let deep = "bash -c ".to_string() + &"\"$(".repeat(40) + "ls" + &")\"".repeat(40);
         assert!(!matches!(analyze(&deep), Verdict::Understood));
         let many = "ls;".repeat(5000);
         assert!(matches!(analyze(&many), Verdict::Unknown(_)));
