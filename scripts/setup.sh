@@ -17,11 +17,18 @@ mkdir -p "$TOOLS/bin"
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 have_version() { [ -x "$1" ] && "$1" --version 2>/dev/null | grep -q "$2"; }
 
-# 1. Rust wasm32 target (rustup's; the machine's toolchain is rustup stable).
-if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+# 1. Rust wasm32 target: rustup's where it can be had; otherwise a toolchain built from
+#    Debian's rustc-web packages (scripts/wasm-toolchain-debian.sh), which scripts then
+#    select through RUSTUP_TOOLCHAIN (recorded in $TOOLS/toolchain, read by env.sh).
+if [ ! -s "$TOOLS/toolchain" ] && ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
   log "adding the wasm32-unknown-unknown target"
-  timeout 300 rustup target add wasm32-unknown-unknown
+  if ! timeout 300 rustup target add wasm32-unknown-unknown; then
+    log "rustup could not add the target; building the Debian toolchain instead"
+    bash "$ROOT/scripts/wasm-toolchain-debian.sh" > "$TOOLS/toolchain.new"
+    mv "$TOOLS/toolchain.new" "$TOOLS/toolchain"
+  fi
 fi
+if [ -s "$TOOLS/toolchain" ]; then export RUSTUP_TOOLCHAIN="$(cat "$TOOLS/toolchain")"; fi
 
 # 2. cargo-leptos (built from crates.io; no_downloads: it must never fetch tools from GitHub).
 if ! have_version "$TOOLS/bin/cargo-leptos" "$CARGO_LEPTOS_VERSION"; then
