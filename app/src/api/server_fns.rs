@@ -21,11 +21,7 @@ mod guard {
         use_context::<SharedBackend>().ok_or_else(|| ServerFnError::new("server is not ready"))
     }
 
-    fn status(code: u16) {
-        if let Some(r) = use_context::<leptos_axum::ResponseOptions>() {
-            r.set_status(http::StatusCode::from_u16(code).unwrap_or(http::StatusCode::FORBIDDEN));
-        }
-    }
+    use crate::components::shell::set_status as status;
 
     /// The signed-in user, if their role is one of `roles`.
     pub fn require(roles: &[Role]) -> Result<UserView, ServerFnError> {
