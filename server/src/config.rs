@@ -41,6 +41,17 @@ pub struct Config {
     pub login_burst_per_address: u32,
     /// Seconds that in-flight requests get to finish on shutdown.
     pub shutdown_grace_seconds: u64,
+    /// File holding the key that seals agent secrets (created, mode 0600, when absent).
+    /// Keep it out of database backups or the secrets can be opened with the backup.
+    pub key_file: PathBuf,
+    /// Largest request body the agent API accepts, in bytes.
+    pub max_body_bytes: usize,
+    /// Deliver callbacks to private, loopback and link-local addresses. Local testing only.
+    pub callback_allow_private: bool,
+    /// Delivery attempts per callback before it is marked failed.
+    pub callback_max_attempts: i64,
+    /// Delay before the second attempt; it doubles for each further attempt.
+    pub callback_backoff_ms: i64,
 }
 
 /// Serialisable defaults (secrets excluded from `Config`'s own Serialize).
@@ -58,6 +69,11 @@ struct Defaults {
     login_burst_per_account: u32,
     login_burst_per_address: u32,
     shutdown_grace_seconds: u64,
+    key_file: &'static str,
+    max_body_bytes: usize,
+    callback_allow_private: bool,
+    callback_max_attempts: i64,
+    callback_backoff_ms: i64,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -73,6 +89,11 @@ const DEFAULTS: Defaults = Defaults {
     login_burst_per_account: 10,
     login_burst_per_address: 30,
     shutdown_grace_seconds: 20,
+    key_file: "data/airlock.key",
+    max_body_bytes: 1024 * 1024,
+    callback_allow_private: false,
+    callback_max_attempts: 8,
+    callback_backoff_ms: 1000,
 };
 
 impl Config {

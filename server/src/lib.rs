@@ -1,10 +1,16 @@
 //! Airlock's server: configuration, HTTP, database, sign-in and the real-time hub.
 
+pub mod agents;
+pub mod audit;
 pub mod auth;
 pub mod backend;
+pub mod callbacks;
 pub mod cli;
 pub mod config;
+pub mod demo_agent;
 pub mod error;
+pub mod ingest;
+pub mod ledger;
 pub mod realtime;
 pub mod startup;
 pub mod store;

@@ -1,6 +1,7 @@
 use clap::Parser;
+use server::agents::{self, ServerKey};
 use server::auth::{users as people, Password};
-use server::cli::{Cli, Command, PolicyCommand, UserCommand};
+use server::cli::{AgentCommand, AuditCommand, Cli, Command, PolicyCommand, UserCommand};
 use server::config::Config;
 use server::startup::Application;
 use server::{store, telemetry};
@@ -39,6 +40,11 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Who the audit trail names for CLI changes: the operating-system user.
+fn cli_actor() -> String {
+    format!("cli:{}", std::env::var("USER").unwrap_or_else(|_| "unknown".into()))
 }
 
 fn read_password(from_stdin: bool) -> Result<(Password, bool), String> {
@@ -108,6 +114,105 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
             Ok(())
         }
         Command::Policy { .. } => unreachable!("handled before the runtime starts"),
+        Command::Agent { command } => {
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            let key = ServerKey::load_or_create(&config.key_file)?;
+            let by = cli_actor();
+            match command {
+                AgentCommand::Add { id, description } => {
+                    let secret = agents::add(&db, &key, &id, &description, &by)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    println!("added agent {id}");
+                    println!("signing secret (shown once; store it in the agent's secret store):");
+                    println!("{}", secret.reveal());
+                }
+                AgentCommand::Rotate { id, grace_seconds } => {
+                    let secret = agents::rotate(&db, &key, &id, grace_seconds, &by)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    println!("new signing secret for {id}; the previous one stays valid for {grace_seconds} s:");
+                    println!("{}", secret.reveal());
+                }
+                AgentCommand::Disable { id } => {
+                    agents::set_disabled(&db, &id, true, &by)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    println!("disabled agent {id}");
+                }
+                AgentCommand::Enable { id } => {
+                    agents::set_disabled(&db, &id, false, &by)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    println!("enabled agent {id}");
+                }
+                AgentCommand::List => {
+                    for (id, description, disabled, created) in
+                        store::agents::list(&db).await.map_err(|e| e.to_string())?
+                    {
+                        let state = if disabled { "disabled" } else { "active" };
+                        let since = server::ingest::view::rfc3339(created);
+                        println!("{id}\t{state}\t{since}\t{description}");
+                    }
+                }
+            }
+            db.close().await;
+            Ok(())
+        }
+        Command::Audit {
+            command: AuditCommand::Verify { expect_head },
+        } => {
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            let v = server::audit::verify(&db).await.map_err(|e| e.to_string())?;
+            db.close().await;
+            if let Some((seq, why)) = v.problem {
+                return Err(format!(
+                    "audit chain broken at event {seq}: {why} ({} events before it verified)",
+                    v.events
+                ));
+            }
+            if let Some(expected) = expect_head {
+                let (seq, hash) = expected.split_once(':').ok_or("--expect-head takes SEQ:HASH")?;
+                let seq: i64 = seq.parse().map_err(|_| "--expect-head: SEQ must be a number")?;
+                let found = server::audit::hash_at(&config.database_url, seq).await?;
+                if found.as_deref() != Some(hash) {
+                    return Err(format!(
+                        "audit chain no longer holds event {seq} with the expected hash: events were removed"
+                    ));
+                }
+            }
+            println!("audit chain verified: {} events", v.events);
+            println!("head: {}:{}", v.head.seq, v.head.hash);
+            Ok(())
+        }
+        Command::DemoAgent { url, agent, wait } => {
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            let key = ServerKey::load_or_create(&config.key_file)?;
+            let by = cli_actor();
+            // The demo agent is created on first use; later runs rotate its secret.
+            let secret = match agents::add(&db, &key, &agent, "scripted demo agent", &by).await {
+                Ok(s) => s,
+                Err(agents::AgentError::Exists(_)) => {
+                    agents::set_disabled(&db, &agent, false, &by)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    agents::rotate(&db, &key, &agent, 0, &by)
+                        .await
+                        .map_err(|e| e.to_string())?
+                }
+                Err(e) => return Err(e.to_string()),
+            };
+            db.close().await;
+            let report = server::demo_agent::run(&url, &agent, &secret, std::time::Duration::from_secs(wait), |line| {
+                println!("{line}")
+            })
+            .await?;
+            println!("{}", report.summary());
+            Ok(())
+        }
     }
 }
 

@@ -1,9 +1,14 @@
 //! Build the whole application from a [`Config`]: database, migrations, policy, router.
 //! Tests call [`Application::build`] with port 0 and a fresh SQLite file.
 
+use crate::agents::ServerKey;
 use crate::auth::{csrf, login, session, throttle::LoginThrottle, users as people, Password};
 use crate::backend::ServerBackend;
+use crate::callbacks::Dispatcher;
 use crate::config::Config;
+use crate::ingest;
+use crate::ledger::{self, Ledger};
+use crate::realtime::waiters::Waiters;
 use crate::realtime::{sse, Hub};
 use crate::store::{self, Db};
 use crate::web::{headers, health};
@@ -16,6 +21,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
+use policy::guards::url::UrlGuard;
 use policy::Policy;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,6 +43,14 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub leptos: LeptosOptions,
     pub stopping: Arc<AtomicBool>,
+    pub ledger: Ledger,
+    pub waiters: Arc<Waiters>,
+    pub key: ServerKey,
+    /// Audit at most a burst of refused agent requests per address, then one a second.
+    pub auth_failures: Arc<governor::DefaultKeyedRateLimiter<std::net::IpAddr>>,
+    /// Judges `callback_url`s at ingest (lexically; delivery also resolves and pins).
+    pub callback_guard: Arc<UrlGuard>,
+    callbacks_wake: Arc<tokio::sync::Notify>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -89,12 +103,35 @@ impl Application {
             })
             .build();
         let hub = Arc::new(Hub::new(1024));
+        let key = ServerKey::load_or_create(&config.key_file)?;
+        let policy = Arc::new(policy);
+        let waiters = Arc::new(Waiters::default());
+        let callbacks_wake = Arc::new(tokio::sync::Notify::new());
+        let (ledger, _task) = ledger::start(
+            db.clone(),
+            policy.clone(),
+            ledger::Shared {
+                hub: hub.clone(),
+                waiters: waiters.clone(),
+                callbacks: callbacks_wake.clone(),
+            },
+        )
+        .await?;
         let state = AppState {
+            ledger,
+            waiters,
+            key,
+            auth_failures: Arc::new(governor::RateLimiter::keyed(
+                governor::Quota::per_second(std::num::NonZeroU32::MIN)
+                    .allow_burst(std::num::NonZeroU32::new(30).expect("non-zero")),
+            )),
+            callback_guard: Arc::new(callback_guard(false)?),
+            callbacks_wake,
             throttle: Arc::new(LoginThrottle::new(
                 config.login_burst_per_account,
                 config.login_burst_per_address,
             )),
-            policy: Arc::new(policy),
+            policy,
             config: Arc::new(config),
             leptos,
             stopping: Arc::new(AtomicBool::new(false)),
@@ -132,6 +169,20 @@ impl Application {
     ) -> Result<(), String> {
         let state = self.state.clone();
         let housekeeping = tokio::spawn(housekeeping(state.clone()));
+        let expiry = tokio::spawn(expiry(state.ledger.clone()));
+        let callbacks = tokio::spawn(
+            Dispatcher {
+                db: state.db.clone(),
+                key: state.key.clone(),
+                ledger: state.ledger.clone(),
+                wake: state.callbacks_wake.clone(),
+                guard: Arc::new(callback_guard(true)?),
+                allow_private: state.config.callback_allow_private,
+                max_attempts: state.config.callback_max_attempts.max(1),
+                backoff_ms: state.config.callback_backoff_ms.max(1),
+            }
+            .run(),
+        );
         let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
         let st = state.clone();
         let signal = async move {
@@ -156,8 +207,36 @@ impl Application {
             }
         };
         housekeeping.abort();
+        expiry.abort();
+        callbacks.abort();
         state.db.close().await;
         result
+    }
+}
+
+/// The URL guard for callback URLs: public http(s) addresses only.
+fn callback_guard(resolve: bool) -> Result<UrlGuard, String> {
+    UrlGuard::new(
+        "callbacks",
+        &policy::config::UrlGuardConfig {
+            schemes: vec!["http".into(), "https".into()],
+            deny_hosts: Vec::new(),
+            allow_hosts: Vec::new(),
+            ports: Vec::new(),
+            resolve,
+        },
+    )
+}
+
+/// Expire pending calls whose time is up, once a second (safe default: not executed).
+async fn expiry(ledger: Ledger) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if let Err(e) = ledger.expire(store::now_ms()).await {
+            tracing::warn!(error = %e, "expiring calls failed");
+        }
     }
 }
 
@@ -167,6 +246,7 @@ async fn housekeeping(state: AppState) {
     loop {
         tick.tick().await;
         state.throttle.retain_recent();
+        state.auth_failures.retain_recent();
         if let Err(e) = sqlx::query("DELETE FROM tower_sessions WHERE expiry_date < unixepoch('now')")
             .execute(&state.db)
             .await
@@ -224,9 +304,15 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
     });
     let hsts = state.config.cookie_secure;
     let opts = state.leptos.clone();
-    Router::new()
+    // The agent API: signed requests, no cookies, its own body limit and error bodies.
+    let api = Router::new()
+        .route("/api/v1/tool-calls", post(ingest::propose))
+        .route("/api/v1/tool-calls/{id}", get(ingest::get_call))
+        .route("/api/v1/tool-calls/{id}/cancel", post(ingest::cancel))
+        .route("/api/v1/tool-calls/{id}/result", post(ingest::result))
         .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
+        .route("/readyz", get(health::readyz));
+    let pages = Router::new()
         .route("/login", post(login::login))
         .route("/logout", post(login::logout))
         .route("/api/events", get(sse::events))
@@ -239,13 +325,15 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
         .layer(middleware::from_fn_with_state(state.clone(), session::load_auth))
         .layer(session_layer)
         .layer(middleware::from_fn(csrf::same_origin))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(1024 * 1024));
+    pages
+        .merge(api)
         .layer(middleware::from_fn_with_state(hsts, headers::security_headers))
         .layer(
             ServiceBuilder::new()
                 .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
                 .layer(trace)
-                .layer(PropagateRequestIdLayer::new(request_id))
-                .layer(tower_http::limit::RequestBodyLimitLayer::new(1024 * 1024)),
+                .layer(PropagateRequestIdLayer::new(request_id)),
         )
         .with_state(state)
 }

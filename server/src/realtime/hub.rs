@@ -72,6 +72,11 @@ impl Hub {
         ev.seq
     }
 
+    /// Becomes `true` when the server shuts down (long-polls and streams end).
+    pub fn shutdown_signal(&self) -> watch::Receiver<bool> {
+        self.shutdown.subscribe()
+    }
+
     /// Subscribe, resuming after `since` (0: only new events).
     pub fn subscribe(&self, since: Option<u64>) -> Subscription {
         let g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
@@ -99,7 +104,8 @@ impl Hub {
 
     /// End every open stream (graceful shutdown must not wait for them).
     pub fn close(&self) {
-        let _ = self.shutdown.send(true);
+        // send_replace stores the value even when no one is subscribed yet.
+        self.shutdown.send_replace(true);
     }
 }
 

@@ -2,5 +2,6 @@
 
 pub mod hub;
 pub mod sse;
+pub mod waiters;
 
 pub use hub::{Event, Hub};

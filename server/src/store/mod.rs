@@ -2,6 +2,9 @@
 //! PostgreSQL backend can implement the same interface. Queries are checked at run
 //! time (not `query!` macros) so neither backend's compile-time checks bind the other.
 
+pub mod agents;
+pub mod calls;
+pub mod usage;
 pub mod users;
 
 use secrecy::ExposeSecret;
@@ -49,4 +52,27 @@ pub async fn migrate(db: &Db) -> Result<(), String> {
 /// Is the database answering?
 pub async fn ping(db: &Db) -> bool {
     sqlx::query("SELECT 1").execute(db).await.is_ok()
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// A write transaction that takes SQLite's write lock at once, so reading the audit
+/// head and appending after it cannot interleave with another writer (CLI or server).
+pub async fn begin_write(db: &Db) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
+    db.begin_with("BEGIN IMMEDIATE").await
+}
+
+/// Append one audit event in a write transaction (admin changes made outside the ledger).
+pub async fn append_audit(
+    conn: &mut sqlx::SqliteConnection,
+    at_ms: i64,
+    ev: &crate::audit::NewEvent,
+) -> Result<i64, sqlx::Error> {
+    let mut head = crate::audit::head(conn).await?;
+    crate::audit::append(conn, &mut head, at_ms, ev).await
 }

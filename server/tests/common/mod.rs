@@ -11,6 +11,7 @@ use std::net::SocketAddr;
 
 pub struct TestApp {
     pub addr: SocketAddr,
+    pub key_file: std::path::PathBuf,
     pub admin: (String, String),
     pub db_url: String,
     pub db: server::store::Db,
@@ -32,6 +33,7 @@ pub fn test_config(dir: &std::path::Path) -> Config {
     c.database_url = SecretString::from(format!("sqlite://{}/airlock.db", dir.display()));
     c.policy_file = workspace().join("policies/demo.toml");
     c.site_root = dir.join("site");
+    c.key_file = dir.join("airlock.key");
     c.cookie_secure = false;
     c.shutdown_grace_seconds = 5;
     c
@@ -42,9 +44,14 @@ pub async fn spawn_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     let mut config = test_config(dir.path());
     adjust(&mut config);
     let db_url = secrecy::ExposeSecret::expose_secret(&config.database_url).to_string();
+    let key_file = config.key_file.clone();
     let app = Application::build(config).await.expect("app builds");
     let addr = app.local_addr();
-    let (name, pw) = app.first_admin.clone().expect("fresh database creates the first admin");
+    // A restart on an existing database creates no administrator.
+    let (name, pw) = app
+        .first_admin
+        .clone()
+        .unwrap_or_else(|| (String::new(), Password::new("")));
     let db = app.state().db.clone();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let handle = tokio::spawn(app.run_until_stopped(async {
@@ -52,6 +59,7 @@ pub async fn spawn_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     }));
     TestApp {
         addr,
+        key_file,
         admin: (name, pw.expose().to_string()),
         db_url,
         db,
@@ -148,4 +156,100 @@ pub fn header_str(r: &Response, h: header::HeaderName) -> String {
         .get(h)
         .map(|v| v.to_str().unwrap().to_string())
         .unwrap_or_default()
+}
+
+/// An agent with its secret, sending signed requests to a test server.
+pub struct TestAgent {
+    pub id: String,
+    pub secret: server::agents::SigningSecret,
+    pub base: String,
+    pub http: Client,
+}
+
+pub fn unix_now() -> i64 {
+    server::store::now_ms() / 1000
+}
+
+impl TestApp {
+    /// Register an agent (as `airlock agent add` does) and return it.
+    pub async fn agent(&self, id: &str) -> TestAgent {
+        let key = server::agents::ServerKey::load_or_create(&self.key_file).unwrap();
+        let secret = server::agents::add(&self.db, &key, id, "test agent", "user:test")
+            .await
+            .unwrap();
+        TestAgent {
+            id: id.to_string(),
+            secret,
+            base: format!("http://{}", self.addr),
+            http: Client::new(),
+        }
+    }
+}
+
+impl TestAgent {
+    /// Headers for a message: (webhook-id, timestamp, signature over `payload`).
+    pub fn sign(&self, msg_id: &str, ts: i64, payload: &[u8]) -> String {
+        server::ingest::signature::sign(&self.secret, msg_id, &ts.to_string(), payload)
+    }
+
+    /// Send a raw ingest request with explicit id, timestamp and signature header.
+    pub async fn post_raw(&self, msg_id: &str, ts: i64, body: &str, signature: &str) -> Response {
+        self.http
+            .post(format!("{}/api/v1/tool-calls", self.base))
+            .header("content-type", "application/json")
+            .header("airlock-agent", &self.id)
+            .header("webhook-id", msg_id)
+            .header("webhook-timestamp", ts.to_string())
+            .header("webhook-signature", signature)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Propose with a fresh message id; returns the status and JSON body.
+    pub async fn propose(&self, body: serde_json::Value) -> (StatusCode, serde_json::Value) {
+        let id = format!("msg_{}", uuid::Uuid::new_v4().simple());
+        self.propose_as(&id, body).await
+    }
+
+    pub async fn propose_as(&self, msg_id: &str, body: serde_json::Value) -> (StatusCode, serde_json::Value) {
+        let text = body.to_string();
+        let ts = unix_now();
+        let sig = self.sign(msg_id, ts, text.as_bytes());
+        let r = self.post_raw(msg_id, ts, &text, &sig).await;
+        let status = r.status();
+        (status, r.json().await.unwrap_or(serde_json::Value::Null))
+    }
+
+    /// A signed request to another endpoint: signs "{METHOD} {path}\n{body}".
+    pub async fn call(&self, method: reqwest::Method, path: &str, body: &str) -> (StatusCode, serde_json::Value) {
+        let msg_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
+        let ts = unix_now();
+        let payload = format!("{} {}\n{}", method.as_str(), path, body);
+        let sig = self.sign(&msg_id, ts, payload.as_bytes());
+        let r = self
+            .http
+            .request(method, format!("{}{}", self.base, path))
+            .header("content-type", "application/json")
+            .header("airlock-agent", &self.id)
+            .header("webhook-id", msg_id)
+            .header("webhook-timestamp", ts.to_string())
+            .header("webhook-signature", sig)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(serde_json::Value::Null))
+    }
+
+    pub async fn get(&self, id: &str, wait: u64) -> (StatusCode, serde_json::Value) {
+        self.call(
+            reqwest::Method::GET,
+            &format!("/api/v1/tool-calls/{id}?wait={wait}"),
+            "",
+        )
+        .await
+    }
 }

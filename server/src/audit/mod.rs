@@ -1,0 +1,234 @@
+//! The audit trail: append-only events, each holding the hash of the one before.
+//!
+//! `hash = SHA-256("airlock-audit-v1\0" || canonical JSON of {seq, at_ms, kind, actor,
+//! call_id, session_id, data, prev_hash})`. Editing, inserting or deleting any event
+//! breaks the chain from that point, and [`verify`] names the first broken sequence
+//! number. Data is redacted before it gets here. Deleting events from the tail cannot be
+//! seen from the chain alone: `airlock audit verify` prints the head (seq + hash) so it
+//! can be recorded elsewhere and checked later with `--expect-head`.
+//!
+//! Appending happens only in the ledger task (one writer), which keeps the head in memory.
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use sqlx::{Sqlite, SqliteConnection};
+
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// An event before it gets its place in the chain.
+#[derive(Debug, Clone)]
+pub struct NewEvent {
+    pub kind: &'static str,
+    /// `agent:<id>`, `user:<name>`, `system` or `address:<ip>` (unauthenticated).
+    pub actor: String,
+    pub call_id: Option<String>,
+    pub session_id: Option<String>,
+    /// Redacted details.
+    pub data: Value,
+}
+
+/// The position of the newest event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub seq: i64,
+    pub hash: String,
+}
+
+impl Head {
+    pub fn genesis() -> Head {
+        Head {
+            seq: 0,
+            hash: GENESIS.to_string(),
+        }
+    }
+}
+
+/// The hash of one event; `data` is its canonical JSON text.
+#[allow(clippy::too_many_arguments)]
+pub fn event_hash(
+    seq: i64,
+    at_ms: i64,
+    kind: &str,
+    actor: &str,
+    call_id: Option<&str>,
+    session_id: Option<&str>,
+    data: &Value,
+    prev_hash: &str,
+) -> String {
+    let doc = json!({
+        "seq": seq, "at_ms": at_ms, "kind": kind, "actor": actor,
+        "call_id": call_id, "session_id": session_id, "data": data, "prev_hash": prev_hash,
+    });
+    let mut canon = String::new();
+    policy::load::canonical_json(&doc, &mut canon);
+    let mut h = Sha256::new();
+    h.update(b"airlock-audit-v1\0");
+    h.update(canon.as_bytes());
+    hex::encode(h.finalize())
+}
+
+/// Read the newest event's position.
+pub async fn head(conn: &mut SqliteConnection) -> Result<Head, sqlx::Error> {
+    let row: Option<(i64, String)> = sqlx::query_as("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1")
+        .fetch_optional(conn)
+        .await?;
+    Ok(row.map_or_else(Head::genesis, |(seq, hash)| Head { seq, hash }))
+}
+
+/// Append one event after `head` and advance it. Only the ledger calls this.
+pub async fn append(
+    conn: &mut SqliteConnection,
+    head: &mut Head,
+    at_ms: i64,
+    ev: &NewEvent,
+) -> Result<i64, sqlx::Error> {
+    let seq = head.seq + 1;
+    let hash = event_hash(
+        seq,
+        at_ms,
+        ev.kind,
+        &ev.actor,
+        ev.call_id.as_deref(),
+        ev.session_id.as_deref(),
+        &ev.data,
+        &head.hash,
+    );
+    let mut data = String::new();
+    policy::load::canonical_json(&ev.data, &mut data);
+    sqlx::query::<Sqlite>(
+        "INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, prev_hash, hash)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(seq)
+    .bind(at_ms)
+    .bind(ev.kind)
+    .bind(&ev.actor)
+    .bind(&ev.call_id)
+    .bind(&ev.session_id)
+    .bind(&data)
+    .bind(&head.hash)
+    .bind(&hash)
+    .execute(conn)
+    .await?;
+    *head = Head { seq, hash };
+    Ok(seq)
+}
+
+/// The hash stored for event `seq`, if it exists (for `--expect-head`).
+pub async fn hash_at(url: &secrecy::SecretString, seq: i64) -> Result<Option<String>, String> {
+    let db = crate::store::connect(url).await?;
+    let h = sqlx::query_scalar("SELECT hash FROM audit_events WHERE seq = ?")
+        .bind(seq)
+        .fetch_optional(&db)
+        .await
+        .map_err(|e| e.to_string());
+    db.close().await;
+    h
+}
+
+/// The outcome of checking the whole chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verification {
+    pub events: u64,
+    pub head: Head,
+    /// The first problem found: (sequence number, what is wrong).
+    pub problem: Option<(i64, String)>,
+}
+
+/// Walk the chain from the first event and recompute every hash.
+pub async fn verify(db: &crate::store::Db) -> Result<Verification, sqlx::Error> {
+    use futures::TryStreamExt;
+    type Row = (
+        i64,
+        i64,
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        String,
+        String,
+        String,
+    );
+    let mut rows = sqlx::query_as::<_, Row>(
+        "SELECT seq, at_ms, kind, actor, call_id, session_id, data, prev_hash, hash FROM audit_events ORDER BY seq",
+    )
+    .fetch(db);
+    let mut prev = Head::genesis();
+    let mut events = 0u64;
+    while let Some((seq, at_ms, kind, actor, call_id, session_id, data, prev_hash, hash)) = rows.try_next().await? {
+        let fail = |why: String| Verification {
+            events,
+            head: prev.clone(),
+            problem: Some((seq, why)),
+        };
+        if seq != prev.seq + 1 {
+            return Ok(fail(format!(
+                "expected event {} but found {seq}: events were deleted or inserted",
+                prev.seq + 1
+            )));
+        }
+        if prev_hash != prev.hash {
+            return Ok(fail(
+                "its prev_hash does not match the previous event: the chain was altered".into(),
+            ));
+        }
+        let value: Value = match serde_json::from_str(&data) {
+            Ok(v) => v,
+            Err(_) => return Ok(fail("its data is not valid JSON: the event was edited".into())),
+        };
+        let expected = event_hash(
+            seq,
+            at_ms,
+            &kind,
+            &actor,
+            call_id.as_deref(),
+            session_id.as_deref(),
+            &value,
+            &prev_hash,
+        );
+        if expected != hash {
+            return Ok(fail("its content does not match its hash: the event was edited".into()));
+        }
+        prev = Head { seq, hash };
+        events += 1;
+    }
+    Ok(Verification {
+        events,
+        head: prev,
+        problem: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_covers_every_field_and_the_previous_hash() {
+        let base = event_hash(1, 5, "k", "a", Some("c"), Some("s"), &json!({"x": 1}), GENESIS);
+        assert_eq!(base.len(), 64);
+        let variants = [
+            event_hash(2, 5, "k", "a", Some("c"), Some("s"), &json!({"x": 1}), GENESIS),
+            event_hash(1, 6, "k", "a", Some("c"), Some("s"), &json!({"x": 1}), GENESIS),
+            event_hash(1, 5, "j", "a", Some("c"), Some("s"), &json!({"x": 1}), GENESIS),
+            event_hash(1, 5, "k", "b", Some("c"), Some("s"), &json!({"x": 1}), GENESIS),
+            event_hash(1, 5, "k", "a", None, Some("s"), &json!({"x": 1}), GENESIS),
+            event_hash(1, 5, "k", "a", Some("c"), None, &json!({"x": 1}), GENESIS),
+            event_hash(1, 5, "k", "a", Some("c"), Some("s"), &json!({"x": 2}), GENESIS),
+            event_hash(1, 5, "k", "a", Some("c"), Some("s"), &json!({"x": 1}), &base),
+        ];
+        for v in variants {
+            assert_ne!(v, base);
+        }
+    }
+
+    #[test]
+    fn key_order_in_data_does_not_change_the_hash() {
+        let a: Value = serde_json::from_str(r#"{"a":1,"b":[1,{"d":2,"c":3}]}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"b":[1,{"c":3,"d":2}],"a":1}"#).unwrap();
+        assert_eq!(
+            event_hash(1, 1, "k", "a", None, None, &a, GENESIS),
+            event_hash(1, 1, "k", "a", None, None, &b, GENESIS)
+        );
+    }
+}

@@ -1,0 +1,69 @@
+//! Host facts gathered before a call reaches the ledger.
+//!
+//! Some guards ask the host (symlinks, file counts, DNS). That can block, and the
+//! ledger is a single writer that must not wait on a disk walk or a resolver. So the
+//! request handler evaluates once against [`Recorder`] (in parallel with other
+//! requests), and the ledger evaluates again with the recorded answers ([`Recorded`]):
+//! same facts, same decision, no blocking I/O in the writer.
+
+use policy::{Host, LocalHost, TreeStats};
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+#[derive(Debug, Default, Clone)]
+pub struct Facts {
+    paths: HashMap<PathBuf, Option<PathBuf>>,
+    trees: HashMap<(PathBuf, u64), Option<TreeStats>>,
+    hosts: HashMap<(String, u16), Option<Vec<IpAddr>>>,
+}
+
+/// Answers from this machine, remembered.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    facts: Mutex<Facts>,
+}
+
+impl Recorder {
+    pub fn into_facts(self) -> Facts {
+        self.facts.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+    fn with<R>(&self, f: impl FnOnce(&mut Facts) -> R) -> R {
+        f(&mut self.facts.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl Host for Recorder {
+    fn resolve_path(&self, path: &Path) -> Option<PathBuf> {
+        let r = LocalHost.resolve_path(path);
+        self.with(|f| f.paths.insert(path.to_path_buf(), r.clone()));
+        r
+    }
+    fn tree_stats(&self, path: &Path, stop_after: u64) -> Option<TreeStats> {
+        let r = LocalHost.tree_stats(path, stop_after);
+        self.with(|f| f.trees.insert((path.to_path_buf(), stop_after), r));
+        r
+    }
+    fn resolve_host(&self, host: &str, port: u16) -> Option<Vec<IpAddr>> {
+        let r = LocalHost.resolve_host(host, port);
+        self.with(|f| f.hosts.insert((host.to_string(), port), r.clone()));
+        r
+    }
+}
+
+/// Recorded answers; a question that was not asked before is answered "unknown", which
+/// every guard treats conservatively (lexical checks only).
+pub struct Recorded<'a>(pub &'a Facts);
+
+impl Host for Recorded<'_> {
+    fn resolve_path(&self, path: &Path) -> Option<PathBuf> {
+        self.0.paths.get(path).cloned().flatten()
+    }
+    fn tree_stats(&self, path: &Path, stop_after: u64) -> Option<TreeStats> {
+        self.0.trees.get(&(path.to_path_buf(), stop_after)).copied().flatten()
+    }
+    fn resolve_host(&self, host: &str, port: u16) -> Option<Vec<IpAddr>> {
+        self.0.hosts.get(&(host.to_string(), port)).cloned().flatten()
+    }
+}

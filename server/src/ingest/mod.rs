@@ -1,0 +1,410 @@
+//! The agent API (`/api/v1/…`): signature check, parse at the edge, hand to the ledger.
+//!
+//! What is signed: `POST /api/v1/tool-calls` follows Standard Webhooks exactly
+//! (`{id}.{timestamp}.{body}`). Requests without their own body to bind (GET, cancel)
+//! and `result` sign `"{METHOD} {path?query}\n{body}"` in place of the body, so a captured
+//! signature cannot be replayed against another call.
+
+pub mod facts;
+pub mod proposal;
+pub mod signature;
+pub mod view;
+
+use crate::agents::{self, AgentId};
+use crate::audit::NewEvent;
+use crate::ledger::{IngestJob, LedgerError, Outcome};
+use crate::startup::AppState;
+use crate::store::{self, calls};
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, Path, Query, State};
+use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use facts::Recorder;
+use policy::{Call, Inputs, JsonLimits, NoUsage};
+use proposal::Proposal;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use signature::SignatureError;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Longest long-poll, seconds.
+pub const MAX_WAIT_SECS: u64 = 60;
+
+/// An error as agents see it: status + `{"error": {"code", "message"}}`.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        crate::error::json_error(self.status, self.code, &self.message).into_response()
+    }
+}
+
+impl From<LedgerError> for ApiError {
+    fn from(e: LedgerError) -> ApiError {
+        let (status, code) = match &e {
+            LedgerError::Conflict => (StatusCode::UNAUTHORIZED, "replay_mismatch"),
+            LedgerError::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            LedgerError::NotPending(_) => (StatusCode::CONFLICT, "not_pending"),
+            LedgerError::AlreadyReported => (StatusCode::CONFLICT, "result_already_reported"),
+            LedgerError::NotExecutable(_) => (StatusCode::CONFLICT, "not_executable"),
+            LedgerError::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+        };
+        ApiError::new(status, code, e.to_string())
+    }
+}
+
+fn header_str<'a>(h: &'a HeaderMap, name: &'static str) -> Result<&'a str, SignatureError> {
+    h.get(name)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty())
+        .ok_or(SignatureError::MissingHeader(name))
+}
+
+/// A request whose signature checked out.
+pub struct Signed {
+    pub agent: AgentId,
+    pub message_id: String,
+}
+
+/// Verify the agent headers and signature over `payload`. Failures are audited
+/// (rate-limited per address, so a flood cannot fill the disk) and answered with 401.
+async fn authenticate(
+    state: &AppState,
+    peer: SocketAddr,
+    path: &str,
+    headers: &HeaderMap,
+    payload: &[u8],
+) -> Result<Signed, ApiError> {
+    let claimed = headers.get("airlock-agent").and_then(|v| v.to_str().ok()).unwrap_or("");
+    let result = verify_request(state, headers, payload).await;
+    if let Err(e) = &result {
+        if e.status == StatusCode::UNAUTHORIZED {
+            tracing::warn!(agent = %claimed, code = e.code, %peer, "agent request refused");
+            if state.auth_failures.check_key(&peer.ip()).is_ok() {
+                state.ledger.audit(NewEvent {
+                    kind: "agent_auth_failed",
+                    actor: format!("address:{}", peer.ip()),
+                    call_id: None,
+                    session_id: None,
+                    data: json!({
+                        "agent": claimed.chars().take(64).collect::<String>(),
+                        "code": e.code, "path": path.chars().take(256).collect::<String>(),
+                        "message_id": headers.get("webhook-id").and_then(|v| v.to_str().ok())
+                            .map(|s| s.chars().take(128).collect::<String>()),
+                    }),
+                });
+            }
+        }
+    }
+    result
+}
+
+async fn verify_request(state: &AppState, headers: &HeaderMap, payload: &[u8]) -> Result<Signed, ApiError> {
+    let unauthorized = |e: SignatureError| ApiError::new(StatusCode::UNAUTHORIZED, e.code(), e.message());
+    let agent = header_str(headers, "airlock-agent").map_err(unauthorized)?;
+    let id = header_str(headers, "webhook-id").map_err(unauthorized)?;
+    let ts = header_str(headers, "webhook-timestamp").map_err(unauthorized)?;
+    let sig = header_str(headers, "webhook-signature").map_err(unauthorized)?;
+    if id.len() > 256 {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_message_id",
+            "webhook-id is longer than 256 bytes",
+        ));
+    }
+    signature::check_timestamp(ts, store::now_ms() / 1000).map_err(unauthorized)?;
+    let agent = AgentId::parse(agent)
+        .map_err(|_| ApiError::new(StatusCode::UNAUTHORIZED, "unknown_agent", "no agent with this id"))?;
+    let creds = agents::credentials(&state.db, &state.key, &agent)
+        .await
+        .map_err(|e| internal(&e))?
+        .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unknown_agent", "no agent with this id"))?;
+    if creds.disabled {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "agent_disabled",
+            "this agent is disabled",
+        ));
+    }
+    signature::verify(&creds.secrets, id, ts, payload, sig).map_err(unauthorized)?;
+    Ok(Signed {
+        agent,
+        message_id: id.to_string(),
+    })
+}
+
+fn internal(e: &dyn std::fmt::Display) -> ApiError {
+    let reference = uuid::Uuid::new_v4().simple().to_string();
+    tracing::error!(error = %e, %reference, "agent API internal error");
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "unavailable",
+        format!("temporarily unavailable (reference {reference})"),
+    )
+}
+
+/// Read the body, refusing more than `limit` bytes with 413.
+async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, ApiError> {
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the body is larger than {limit} bytes"),
+        )
+    };
+    if let Some(len) = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        if len > limit as u64 {
+            return Err(too_large());
+        }
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|_| too_large())
+}
+
+/// The payload that requests other than the ingest POST sign.
+fn bound_payload(method: &Method, uri: &Uri, body: &[u8]) -> Vec<u8> {
+    let target = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
+    let mut v = Vec::with_capacity(target.len() + body.len() + 8);
+    v.extend_from_slice(method.as_str().as_bytes());
+    v.push(b' ');
+    v.extend_from_slice(target.as_bytes());
+    v.push(b'\n');
+    v.extend_from_slice(body);
+    v
+}
+
+fn json_response(status: StatusCode, body: String, replay: bool) -> Response {
+    let mut r = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+    if replay {
+        r.headers_mut()
+            .insert("idempotent-replayed", header::HeaderValue::from_static("true"));
+    }
+    r
+}
+
+/// `POST /api/v1/tool-calls`: propose a tool call; the decision is in the body.
+pub async fn propose(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let received_at_ms = store::now_ms();
+    let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
+    let signed = authenticate(&state, peer, "/api/v1/tool-calls", &headers, &bytes).await?;
+    let limits = JsonLimits {
+        max_bytes: state.config.max_body_bytes,
+        max_depth: state.policy.limits.max_depth,
+    };
+    let value = policy::parse_strict(&bytes, limits).map_err(|e| {
+        let status = match e {
+            policy::JsonError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            _ => StatusCode::BAD_REQUEST,
+        };
+        ApiError::new(status, e.code(), e.to_string())
+    })?;
+    let proposal =
+        Proposal::from_json(value).map_err(|(code, msg)| ApiError::new(StatusCode::BAD_REQUEST, code, msg))?;
+    if let Some(url) = &proposal.callback_url {
+        state.callback_guard.check(url, &policy::PureHost).map_err(|why| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_callback_url",
+                format!("callback_url refused: {why}"),
+            )
+        })?;
+    }
+    // Gather host facts here, in parallel with other requests (see `facts`).
+    let recorder = Recorder::default();
+    let call = Call {
+        tool: &proposal.tool,
+        server: proposal.server.as_deref(),
+        session_id: &proposal.session_id,
+        turn_id: proposal.turn_id.as_deref(),
+        arguments: &proposal.arguments,
+        context: &proposal.context,
+    };
+    let _ = state.policy.evaluate(
+        &call,
+        &Inputs {
+            now_ms: received_at_ms,
+            usage: &NoUsage,
+            grants: &[],
+            host: &recorder,
+        },
+    );
+    let job = IngestJob {
+        agent: signed.agent.to_string(),
+        message_id: signed.message_id,
+        body_sha256: Sha256::digest(&bytes).into(),
+        proposal,
+        facts: recorder.into_facts(),
+        received_at_ms,
+    };
+    let out = state.ledger.ingest(job).await?;
+    Ok(json_response(StatusCode::OK, out.body, out.replay))
+}
+
+#[derive(serde::Deserialize)]
+pub struct WaitQuery {
+    wait: Option<String>,
+}
+
+/// `GET /api/v1/tool-calls/{id}?wait=N`: the call's state, waiting up to N s for a decision.
+pub async fn get_call(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(id): Path<String>,
+    Query(q): Query<WaitQuery>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let signed = authenticate(&state, peer, uri.path(), &headers, &bound_payload(&method, &uri, b"")).await?;
+    let wait = match q.wait.as_deref() {
+        None | Some("") => 0,
+        Some(w) => w.parse::<u64>().ok().filter(|w| *w <= MAX_WAIT_SECS).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_wait",
+                format!("wait must be whole seconds from 0 to {MAX_WAIT_SECS}"),
+            )
+        })?,
+    };
+    // Register before reading, so a decision committed in between still wakes us.
+    let waiting = state.waiters.register(&id);
+    let notified = waiting.notify.notified();
+    tokio::pin!(notified);
+    notified.as_mut().enable();
+    let row = own_call(&state, &signed, &id).await?;
+    if row.status != "pending" || wait == 0 {
+        return Ok(json_response(StatusCode::OK, view::call_view(&row).to_string(), false));
+    }
+    let deadline = Duration::from_secs(wait);
+    let mut stopping = state.hub.shutdown_signal();
+    tokio::select! {
+        _ = tokio::time::sleep(deadline) => {}
+        _ = &mut notified => {}
+        _ = stopping.wait_for(|s| *s) => {}
+    }
+    let row = own_call(&state, &signed, &id).await?;
+    Ok(json_response(StatusCode::OK, view::call_view(&row).to_string(), false))
+}
+
+/// A call of this agent; another agent's call is reported as not found.
+async fn own_call(state: &AppState, signed: &Signed, id: &str) -> Result<calls::CallRow, ApiError> {
+    calls::get(&state.db, id)
+        .await
+        .map_err(|e| internal(&e))?
+        .filter(|r| r.agent_id == signed.agent.as_str())
+        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such tool call"))
+}
+
+/// `POST /api/v1/tool-calls/{id}/cancel`: the agent no longer needs the call.
+pub async fn cancel(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(id): Path<String>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let bytes = read_body(body, &headers, 64 * 1024).await?;
+    let signed = authenticate(
+        &state,
+        peer,
+        uri.path(),
+        &headers,
+        &bound_payload(&method, &uri, &bytes),
+    )
+    .await?;
+    let row = state.ledger.cancel(signed.agent.as_str(), &id).await?;
+    Ok(json_response(StatusCode::OK, view::call_view(&row).to_string(), false))
+}
+
+/// `POST /api/v1/tool-calls/{id}/result`: what happened when the agent executed it.
+pub async fn result(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(id): Path<String>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let bytes = read_body(body, &headers, 64 * 1024).await?;
+    let signed = authenticate(
+        &state,
+        peer,
+        uri.path(),
+        &headers,
+        &bound_payload(&method, &uri, &bytes),
+    )
+    .await?;
+    let v = policy::parse_strict(
+        &bytes,
+        JsonLimits {
+            max_bytes: 64 * 1024,
+            max_depth: 4,
+        },
+    )
+    .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.code(), e.to_string()))?;
+    let outcome = parse_outcome(&v).map_err(|(code, m)| ApiError::new(StatusCode::BAD_REQUEST, code, m))?;
+    let row = state.ledger.report(signed.agent.as_str(), &id, outcome).await?;
+    Ok(json_response(StatusCode::OK, view::call_view(&row).to_string(), false))
+}
+
+fn parse_outcome(v: &Value) -> Result<Outcome, (&'static str, String)> {
+    let Value::Object(m) = v else {
+        return Err(("invalid_body", "the body must be a JSON object".into()));
+    };
+    if let Some(k) = m
+        .keys()
+        .find(|k| !["outcome", "summary", "duration_ms"].contains(&k.as_str()))
+    {
+        return Err(("unknown_field", format!("unknown field \"{k}\"")));
+    }
+    let ok = match m.get("outcome").and_then(Value::as_str) {
+        Some("ok") => true,
+        Some("error") => false,
+        Some(_) => return Err(("invalid_field", "outcome must be \"ok\" or \"error\"".into())),
+        None => return Err(("missing_field", "outcome is required".into())),
+    };
+    let summary = match m.get("summary") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.len() <= 16 * 1024 => Some(s.clone()),
+        Some(_) => return Err(("invalid_field", "summary must be a string of at most 16 KiB".into())),
+    };
+    let duration_ms = match m.get("duration_ms") {
+        None | Some(Value::Null) => None,
+        Some(d) => Some(d.as_i64().filter(|d| *d >= 0).ok_or((
+            "invalid_field",
+            "duration_ms must be a non-negative integer".to_string(),
+        ))?),
+    };
+    Ok(Outcome {
+        ok,
+        summary,
+        duration_ms,
+    })
+}

@@ -1,0 +1,692 @@
+//! The ledger: the one task that writes calls, decisions, budget usage and audit events.
+//!
+//! Handlers send commands over a channel; the ledger takes whatever has queued up (up to
+//! `MAX_BATCH`), applies each inside a savepoint of one `BEGIN IMMEDIATE` transaction,
+//! commits once (group commit, `synchronous = FULL`) and only then answers. So nothing is
+//! acknowledged before it is on disk, a slow disk is paid once per batch instead of once
+//! per call, and budgets and the audit chain have a single, serial writer.
+
+use crate::audit::{self, Head, NewEvent};
+use crate::ingest::facts::{Facts, Recorded};
+use crate::ingest::proposal::Proposal;
+use crate::ingest::view::{call_view, executable};
+use crate::realtime::{waiters::Waiters, Hub};
+use crate::store::calls::{self, CallRow, NewCall};
+use crate::store::usage::UsageState;
+use crate::store::{self, Db};
+use policy::{Call, Inputs, Policy, UsageDelta};
+use serde_json::{json, Value};
+use sqlx::SqliteConnection;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot, Notify};
+
+const MAX_BATCH: usize = 512;
+const QUEUE: usize = 8192;
+
+/// What a handler may ask the ledger to do.
+pub enum Command {
+    Ingest(Box<IngestJob>, oneshot::Sender<Result<Ingested, LedgerError>>),
+    Cancel {
+        agent: String,
+        id: String,
+        reply: oneshot::Sender<Result<CallRow, LedgerError>>,
+    },
+    Report {
+        agent: String,
+        id: String,
+        outcome: Outcome,
+        reply: oneshot::Sender<Result<CallRow, LedgerError>>,
+    },
+    /// Expire pending calls whose time is up; answers how many.
+    Expire {
+        now_ms: i64,
+        reply: oneshot::Sender<usize>,
+    },
+    /// One delivery attempt of a callback finished.
+    CallbackAttempt(CallbackAttempt, oneshot::Sender<()>),
+    /// An event with nothing else to write (e.g. a refused signature).
+    Audit(NewEvent),
+}
+
+pub struct IngestJob {
+    pub agent: String,
+    pub message_id: String,
+    pub body_sha256: [u8; 32],
+    pub proposal: Proposal,
+    pub facts: Facts,
+    pub received_at_ms: i64,
+}
+
+/// The answer to an ingest: the JSON body, and whether it is a replay of an earlier one.
+#[derive(Debug)]
+pub struct Ingested {
+    pub body: String,
+    pub replay: bool,
+}
+
+pub struct Outcome {
+    pub ok: bool,
+    pub summary: Option<String>,
+    pub duration_ms: Option<i64>,
+}
+
+pub struct CallbackAttempt {
+    pub call_id: String,
+    pub attempt: i64,
+    /// HTTP status, or the error when nothing came back.
+    pub result: Result<u16, String>,
+    /// When to try again; `None` when this was the last attempt or it succeeded.
+    pub retry_at_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LedgerError {
+    #[error("this webhook-id was already used with a different body")]
+    Conflict,
+    #[error("no such tool call")]
+    NotFound,
+    #[error("the call is already {0}")]
+    NotPending(String),
+    #[error("a result was already reported for this call")]
+    AlreadyReported,
+    #[error("the call is {0}; only executable calls have results")]
+    NotExecutable(String),
+    #[error("the store is unavailable")]
+    Unavailable,
+}
+
+/// A cloneable handle to the ledger task.
+#[derive(Clone)]
+pub struct Ledger {
+    tx: mpsc::Sender<Command>,
+}
+
+impl Ledger {
+    pub async fn send(&self, cmd: Command) -> Result<(), LedgerError> {
+        self.tx.send(cmd).await.map_err(|_| LedgerError::Unavailable)
+    }
+
+    pub async fn ingest(&self, job: IngestJob) -> Result<Ingested, LedgerError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Ingest(Box::new(job), reply)).await?;
+        rx.await.map_err(|_| LedgerError::Unavailable)?
+    }
+
+    pub async fn cancel(&self, agent: &str, id: &str) -> Result<CallRow, LedgerError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Cancel {
+            agent: agent.into(),
+            id: id.into(),
+            reply,
+        })
+        .await?;
+        rx.await.map_err(|_| LedgerError::Unavailable)?
+    }
+
+    pub async fn report(&self, agent: &str, id: &str, outcome: Outcome) -> Result<CallRow, LedgerError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Report {
+            agent: agent.into(),
+            id: id.into(),
+            outcome,
+            reply,
+        })
+        .await?;
+        rx.await.map_err(|_| LedgerError::Unavailable)?
+    }
+
+    pub async fn expire(&self, now_ms: i64) -> Result<usize, LedgerError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Expire { now_ms, reply }).await?;
+        rx.await.map_err(|_| LedgerError::Unavailable)
+    }
+
+    pub async fn callback_attempt(&self, a: CallbackAttempt) {
+        let (reply, rx) = oneshot::channel();
+        if self.send(Command::CallbackAttempt(a, reply)).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    /// Record an event without waiting; dropped (and logged) if the ledger is overloaded.
+    pub fn audit(&self, ev: NewEvent) {
+        if let Err(e) = self.tx.try_send(Command::Audit(ev)) {
+            tracing::warn!(error = %e, "audit event dropped: ledger queue full");
+        }
+    }
+}
+
+/// Who gets told what once a batch is committed.
+enum Reply {
+    Ingest(
+        oneshot::Sender<Result<Ingested, LedgerError>>,
+        Result<Ingested, LedgerError>,
+    ),
+    Row(
+        oneshot::Sender<Result<CallRow, LedgerError>>,
+        Result<CallRow, LedgerError>,
+    ),
+    Count(oneshot::Sender<usize>, usize),
+    Unit(oneshot::Sender<()>),
+    None,
+}
+
+#[derive(Default)]
+struct Effects {
+    replies: Vec<Reply>,
+    publish: Vec<(&'static str, Value)>,
+    wake: Vec<String>,
+    callbacks: bool,
+}
+
+pub struct Shared {
+    pub hub: Arc<Hub>,
+    pub waiters: Arc<Waiters>,
+    /// Woken when a callback is queued.
+    pub callbacks: Arc<Notify>,
+}
+
+struct Writer {
+    db: Db,
+    policy: Arc<Policy>,
+    usage: UsageState,
+    shared: Shared,
+}
+
+/// Start the ledger task. Its handle is dropped when every `Ledger` clone is gone.
+pub async fn start(
+    db: Db,
+    policy: Arc<Policy>,
+    shared: Shared,
+) -> Result<(Ledger, tokio::task::JoinHandle<()>), String> {
+    let mut conn = db.acquire().await.map_err(|e| format!("database: {e}"))?;
+    let usage = UsageState::load(&mut conn)
+        .await
+        .map_err(|e| format!("loading budget usage: {e}"))?;
+    drop(conn);
+    let (tx, rx) = mpsc::channel(QUEUE);
+    let writer = Writer {
+        db,
+        policy,
+        usage,
+        shared,
+    };
+    let task = tokio::spawn(writer.run(rx));
+    Ok((Ledger { tx }, task))
+}
+
+impl Writer {
+    async fn run(mut self, mut rx: mpsc::Receiver<Command>) {
+        let mut batch = Vec::with_capacity(MAX_BATCH);
+        while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+            self.commit_batch(std::mem::take(&mut batch)).await;
+        }
+        tracing::debug!("ledger stopped");
+    }
+
+    async fn commit_batch(&mut self, batch: Vec<Command>) {
+        let mut fx = Effects::default();
+        let outcome = self.apply_batch(batch, &mut fx).await;
+        let committed = match outcome {
+            Ok(tx) => tx.commit().await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        if let Err(e) = committed {
+            tracing::error!(error = %e, "ledger batch failed; nothing in it was stored");
+            // In-memory budget state may hold deltas of the lost batch: reload it.
+            if let Ok(mut conn) = self.db.acquire().await {
+                if let Ok(u) = UsageState::load(&mut conn).await {
+                    self.usage = u;
+                }
+            }
+            for r in fx.replies {
+                match r {
+                    Reply::Ingest(tx, _) => drop(tx.send(Err(LedgerError::Unavailable))),
+                    Reply::Row(tx, _) => drop(tx.send(Err(LedgerError::Unavailable))),
+                    Reply::Count(tx, _) => drop(tx.send(0)),
+                    Reply::Unit(tx) => drop(tx.send(())),
+                    Reply::None => {}
+                }
+            }
+            return;
+        }
+        for r in fx.replies {
+            match r {
+                Reply::Ingest(tx, v) => drop(tx.send(v)),
+                Reply::Row(tx, v) => drop(tx.send(v)),
+                Reply::Count(tx, v) => drop(tx.send(v)),
+                Reply::Unit(tx) => drop(tx.send(())),
+                Reply::None => {}
+            }
+        }
+        for id in &fx.wake {
+            self.shared.waiters.wake(id);
+        }
+        for (kind, data) in fx.publish {
+            self.shared.hub.publish(kind, data);
+        }
+        if fx.callbacks {
+            self.shared.callbacks.notify_one();
+        }
+    }
+
+    async fn apply_batch(
+        &mut self,
+        batch: Vec<Command>,
+        fx: &mut Effects,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
+        let mut tx = store::begin_write(&self.db).await?;
+        let mut head = audit::head(&mut tx).await?;
+        for cmd in batch {
+            let saved = head.clone();
+            let mut sp = sqlx::Connection::begin(&mut *tx).await?;
+            let mut local = Effects::default();
+            match self.apply(&mut sp, &mut head, cmd, &mut local).await {
+                Ok(deltas) => {
+                    sp.commit().await?;
+                    self.usage.apply(&deltas);
+                    fx.replies.append(&mut local.replies);
+                    fx.publish.append(&mut local.publish);
+                    fx.wake.append(&mut local.wake);
+                    fx.callbacks |= local.callbacks;
+                }
+                Err((e, reply)) => {
+                    tracing::error!(error = %e, "ledger command failed; rolled back");
+                    sp.rollback().await?;
+                    head = saved;
+                    fx.replies.push(reply);
+                }
+            }
+        }
+        Ok(tx)
+    }
+
+    /// Apply one command. On error, the reply that tells its sender.
+    async fn apply(
+        &mut self,
+        conn: &mut SqliteConnection,
+        head: &mut Head,
+        cmd: Command,
+        fx: &mut Effects,
+    ) -> Result<Vec<UsageDelta>, (sqlx::Error, Reply)> {
+        match cmd {
+            Command::Ingest(job, reply) => match self.ingest(conn, head, &job, fx).await {
+                Ok((r, deltas)) => {
+                    fx.replies.push(Reply::Ingest(reply, r));
+                    Ok(deltas)
+                }
+                Err(e) => Err((e, Reply::Ingest(reply, Err(LedgerError::Unavailable)))),
+            },
+            Command::Cancel { agent, id, reply } => match self.cancel(conn, head, &agent, &id, fx).await {
+                Ok(r) => {
+                    fx.replies.push(Reply::Row(reply, r));
+                    Ok(Vec::new())
+                }
+                Err(e) => Err((e, Reply::Row(reply, Err(LedgerError::Unavailable)))),
+            },
+            Command::Report {
+                agent,
+                id,
+                outcome,
+                reply,
+            } => match self.report(conn, head, &agent, &id, &outcome).await {
+                Ok(r) => {
+                    fx.replies.push(Reply::Row(reply, r));
+                    Ok(Vec::new())
+                }
+                Err(e) => Err((e, Reply::Row(reply, Err(LedgerError::Unavailable)))),
+            },
+            Command::Expire { now_ms, reply } => match self.expire(conn, head, now_ms, fx).await {
+                Ok(n) => {
+                    fx.replies.push(Reply::Count(reply, n));
+                    Ok(Vec::new())
+                }
+                Err(e) => Err((e, Reply::Count(reply, 0))),
+            },
+            Command::CallbackAttempt(a, reply) => match self.callback_attempt(conn, head, &a).await {
+                Ok(()) => {
+                    fx.replies.push(Reply::Unit(reply));
+                    Ok(Vec::new())
+                }
+                Err(e) => Err((e, Reply::Unit(reply))),
+            },
+            Command::Audit(ev) => match audit::append(conn, head, store::now_ms(), &ev).await {
+                Ok(_) => Ok(Vec::new()),
+                Err(e) => Err((e, Reply::None)),
+            },
+        }
+    }
+
+    async fn ingest(
+        &mut self,
+        conn: &mut SqliteConnection,
+        head: &mut Head,
+        job: &IngestJob,
+        fx: &mut Effects,
+    ) -> Result<(Result<Ingested, LedgerError>, Vec<UsageDelta>), sqlx::Error> {
+        if let Some((hash, response)) = calls::find_by_message(conn, &job.agent, &job.message_id).await? {
+            return Ok((
+                if hash == job.body_sha256 {
+                    Ok(Ingested {
+                        body: response,
+                        replay: true,
+                    })
+                } else {
+                    Err(LedgerError::Conflict)
+                },
+                Vec::new(),
+            ));
+        }
+        let p = &job.proposal;
+        let now = store::now_ms();
+        let started = std::time::Instant::now();
+        let call = Call {
+            tool: &p.tool,
+            server: p.server.as_deref(),
+            session_id: &p.session_id,
+            turn_id: p.turn_id.as_deref(),
+            arguments: &p.arguments,
+            context: &p.context,
+        };
+        let host = Recorded(&job.facts);
+        // Grants arrive with the reviewer dashboard; until then there are none.
+        let d = self.policy.evaluate(
+            &call,
+            &Inputs {
+                now_ms: now,
+                usage: &self.usage,
+                grants: &[],
+                host: &host,
+            },
+        );
+        let eval_us = started.elapsed().as_micros() as u64;
+        let id = format!("tc_{}", uuid::Uuid::now_v7().simple());
+        let redacted = policy::redact::redact_value(&p.arguments);
+        let arguments = p.arguments.to_string();
+        let arguments_redacted = redacted.value.to_string();
+        let context = (!p.context.is_null()).then(|| policy::redact::redact_value(&p.context).value.to_string());
+        let details = json!({
+            "shadow": d.shadow, "impact": d.impact, "pinned": d.pinned, "masked": redacted.masked,
+            "destructive": d.destructive, "break_glass": d.break_glass, "grantable": d.grantable,
+        })
+        .to_string();
+        let status = d.status.as_str();
+        let row = CallRow {
+            id: id.clone(),
+            agent_id: job.agent.clone(),
+            session_id: p.session_id.clone(),
+            trace_id: p.trace_id.clone(),
+            tool: p.tool.clone(),
+            server: p.server.clone(),
+            arguments,
+            arguments_redacted,
+            status: status.to_string(),
+            blocked_by: d.blocked_by.map(|l| l.as_str().to_string()),
+            rule: d.rule.clone(),
+            reason: d.reason.clone(),
+            risk: d.risk.as_str().to_string(),
+            approvers_required: i64::from(d.approvers_required),
+            policy_version: d.policy_version.to_string(),
+            created_at_ms: now,
+            expires_at_ms: d.expires_at_ms,
+            decided_at_ms: (status != "pending").then_some(now),
+            decided_by: None,
+            comment: None,
+            final_arguments: None,
+            callback_url: p.callback_url.clone(),
+            result_outcome: None,
+        };
+        let response = call_view(&row).to_string();
+        calls::insert(
+            conn,
+            &NewCall {
+                id: &id,
+                agent_id: &job.agent,
+                message_id: &job.message_id,
+                body_sha256: &job.body_sha256,
+                session_id: &p.session_id,
+                trace_id: p.trace_id.as_deref(),
+                tool: &p.tool,
+                server: p.server.as_deref(),
+                arguments: &row.arguments,
+                arguments_redacted: &row.arguments_redacted,
+                agent_reason: p.reason.as_deref(),
+                plan: p.plan.as_deref(),
+                on_behalf_of: p.on_behalf_of.as_deref(),
+                context: context.as_deref(),
+                callback_url: p.callback_url.as_deref(),
+                status,
+                blocked_by: row.blocked_by.as_deref(),
+                rule: d.rule.as_deref(),
+                reason: &d.reason,
+                risk: &row.risk,
+                approvers_required: row.approvers_required,
+                policy_version: &row.policy_version,
+                details: &details,
+                response: &response,
+                created_at_ms: now,
+                expires_at_ms: d.expires_at_ms,
+            },
+        )
+        .await?;
+        UsageState::persist(conn, &d.usage).await?;
+        let source = match d.source {
+            policy::Source::Policy => "policy",
+            policy::Source::Grant => "grant",
+        };
+        audit::append(
+            conn,
+            head,
+            now,
+            &NewEvent {
+                kind: "call_received",
+                actor: format!("agent:{}", job.agent),
+                call_id: Some(id.clone()),
+                session_id: Some(p.session_id.clone()),
+                data: json!({
+                    "tool": p.tool, "server": p.server, "trace_id": p.trace_id, "turn_id": p.turn_id,
+                    "arguments": redacted.value, "masked": redacted.masked,
+                    "reason": p.reason.as_deref().map(|r| policy::redact::redact_text(r).value),
+                    "plan": p.plan.as_deref().map(|r| policy::redact::redact_text(r).value),
+                    "on_behalf_of": p.on_behalf_of, "message_id": job.message_id,
+                    "decision": {
+                        "status": status, "blocked_by": row.blocked_by, "rule": d.rule, "reason": d.reason,
+                        "source": source, "grant_id": d.grant_id, "policy_version": row.policy_version,
+                        "risk": row.risk, "approvers_required": row.approvers_required,
+                        "expires_at_ms": d.expires_at_ms, "shadow": d.shadow,
+                    },
+                    "timings": {"received_at_ms": job.received_at_ms, "evaluate_us": eval_us},
+                }),
+            },
+        )
+        .await?;
+        if status == "pending" {
+            fx.publish.push((
+                "call_pending",
+                json!({
+                    "id": id, "agent": job.agent, "session_id": p.session_id, "tool": p.tool,
+                    "server": p.server, "risk": row.risk, "rule": d.rule, "reason": d.reason,
+                    "created_at_ms": now, "expires_at_ms": d.expires_at_ms,
+                    "approvers_required": row.approvers_required,
+                }),
+            ));
+        }
+        Ok((
+            Ok(Ingested {
+                body: response,
+                replay: false,
+            }),
+            d.usage,
+        ))
+    }
+
+    async fn cancel(
+        &mut self,
+        conn: &mut SqliteConnection,
+        head: &mut Head,
+        agent: &str,
+        id: &str,
+        fx: &mut Effects,
+    ) -> Result<Result<CallRow, LedgerError>, sqlx::Error> {
+        let Some(row) = calls::get_in(conn, id).await?.filter(|r| r.agent_id == agent) else {
+            return Ok(Err(LedgerError::NotFound));
+        };
+        if row.status != "pending" {
+            return Ok(Err(LedgerError::NotPending(row.status)));
+        }
+        let now = store::now_ms();
+        let by = format!("agent:{agent}");
+        calls::finish(conn, id, "cancelled", now, &by, None, None).await?;
+        audit::append(
+            conn,
+            head,
+            now,
+            &NewEvent {
+                kind: "call_cancelled",
+                actor: by,
+                call_id: Some(id.to_string()),
+                session_id: Some(row.session_id.clone()),
+                data: json!({"tool": row.tool, "waited_ms": now - row.created_at_ms}),
+            },
+        )
+        .await?;
+        let row = calls::get_in(conn, id).await?.ok_or(sqlx::Error::RowNotFound)?;
+        decided(fx, &row);
+        Ok(Ok(row))
+    }
+
+    async fn report(
+        &mut self,
+        conn: &mut SqliteConnection,
+        head: &mut Head,
+        agent: &str,
+        id: &str,
+        o: &Outcome,
+    ) -> Result<Result<CallRow, LedgerError>, sqlx::Error> {
+        let Some(row) = calls::get_in(conn, id).await?.filter(|r| r.agent_id == agent) else {
+            return Ok(Err(LedgerError::NotFound));
+        };
+        if !executable(&row.status) {
+            return Ok(Err(LedgerError::NotExecutable(row.status)));
+        }
+        let now = store::now_ms();
+        let outcome = if o.ok { "ok" } else { "error" };
+        let summary = o.summary.as_deref().map(|s| policy::redact::redact_text(s).value);
+        if !calls::record_result(conn, id, outcome, summary.as_deref(), o.duration_ms, now).await? {
+            return Ok(Err(LedgerError::AlreadyReported));
+        }
+        audit::append(
+            conn,
+            head,
+            now,
+            &NewEvent {
+                kind: "call_result",
+                actor: format!("agent:{agent}"),
+                call_id: Some(id.to_string()),
+                session_id: Some(row.session_id.clone()),
+                data: json!({"tool": row.tool, "outcome": outcome, "summary": summary, "duration_ms": o.duration_ms}),
+            },
+        )
+        .await?;
+        let row = calls::get_in(conn, id).await?.ok_or(sqlx::Error::RowNotFound)?;
+        Ok(Ok(row))
+    }
+
+    async fn expire(
+        &mut self,
+        conn: &mut SqliteConnection,
+        head: &mut Head,
+        now: i64,
+        fx: &mut Effects,
+    ) -> Result<usize, sqlx::Error> {
+        let due = calls::due_for_expiry(conn, now, 500).await?;
+        let mut n = 0;
+        for row in due {
+            if !calls::finish(
+                conn,
+                &row.id,
+                "expired",
+                now,
+                "system",
+                Some("no decision before the expiry"),
+                None,
+            )
+            .await?
+            {
+                continue;
+            }
+            audit::append(
+                conn,
+                head,
+                now,
+                &NewEvent {
+                    kind: "call_expired",
+                    actor: "system".into(),
+                    call_id: Some(row.id.clone()),
+                    session_id: Some(row.session_id.clone()),
+                    data: json!({"tool": row.tool, "expires_at_ms": row.expires_at_ms, "agent": row.agent_id}),
+                },
+            )
+            .await?;
+            let row = calls::get_in(conn, &row.id).await?.ok_or(sqlx::Error::RowNotFound)?;
+            if row.callback_url.is_some() {
+                calls::queue_callback(conn, &row.id, now).await?;
+                fx.callbacks = true;
+            }
+            decided(fx, &row);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    async fn callback_attempt(
+        &mut self,
+        conn: &mut SqliteConnection,
+        head: &mut Head,
+        a: &CallbackAttempt,
+    ) -> Result<(), sqlx::Error> {
+        let now = store::now_ms();
+        let delivered = matches!(a.result, Ok(s) if (200..300).contains(&s));
+        let (state, next) = match (delivered, a.retry_at_ms) {
+            (true, _) => ("delivered", now),
+            (false, Some(t)) => ("queued", t),
+            (false, None) => ("failed", now),
+        };
+        let error = match &a.result {
+            Ok(s) if !delivered => Some(format!("HTTP {s}")),
+            Ok(_) => None,
+            Err(e) => Some(e.clone()),
+        };
+        calls::update_callback(conn, &a.call_id, state, a.attempt, next, error.as_deref()).await?;
+        let session: Option<String> = sqlx::query_scalar("SELECT session_id FROM tool_calls WHERE id = ?")
+            .bind(&a.call_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        audit::append(
+            conn,
+            head,
+            now,
+            &NewEvent {
+                kind: "callback_attempt",
+                actor: "system".into(),
+                call_id: Some(a.call_id.clone()),
+                session_id: session,
+                data: json!({
+                    "attempt": a.attempt, "delivered": delivered, "status": a.result.as_ref().ok(),
+                    "error": error, "state": state, "retry_at_ms": a.retry_at_ms.filter(|_| !delivered),
+                }),
+            },
+        )
+        .await?;
+        Ok(())
+    }
+}
+
+/// After a final decision: wake long-polls and tell the dashboards.
+fn decided(fx: &mut Effects, row: &CallRow) {
+    fx.wake.push(row.id.clone());
+    fx.publish.push((
+        "call_decided",
+        json!({"id": row.id, "status": row.status, "decided_by": row.decided_by, "session_id": row.session_id}),
+    ));
+}

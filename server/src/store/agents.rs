@@ -1,0 +1,107 @@
+//! Agents and their sealed secrets.
+
+use super::Db;
+use sqlx::SqliteConnection;
+
+pub async fn exists(conn: &mut SqliteConnection, id: &str) -> Result<bool, sqlx::Error> {
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM agents WHERE id = ?")
+        .bind(id)
+        .fetch_one(conn)
+        .await?;
+    Ok(n > 0)
+}
+
+pub async fn insert(
+    conn: &mut SqliteConnection,
+    id: &str,
+    description: &str,
+    sealed: &[u8],
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT INTO agents (id, description, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?)")
+        .bind(id)
+        .bind(description)
+        .bind(now)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("INSERT INTO agent_secrets (agent_id, sealed, created_at_ms) VALUES (?, ?, ?)")
+        .bind(id)
+        .bind(sealed)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Retire every valid secret by `retires_at` at the latest and add a new current one.
+pub async fn rotate(
+    conn: &mut SqliteConnection,
+    id: &str,
+    sealed: &[u8],
+    now: i64,
+    retires_at: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE agent_secrets SET retires_at_ms = min(coalesce(retires_at_ms, ?1), ?1) WHERE agent_id = ?2")
+        .bind(retires_at)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("DELETE FROM agent_secrets WHERE agent_id = ? AND retires_at_ms <= ?")
+        .bind(id)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("INSERT INTO agent_secrets (agent_id, sealed, created_at_ms) VALUES (?, ?, ?)")
+        .bind(id)
+        .bind(sealed)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("UPDATE agents SET updated_at_ms = ? WHERE id = ?")
+        .bind(now)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn set_disabled(
+    conn: &mut SqliteConnection,
+    id: &str,
+    disabled: bool,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query("UPDATE agents SET disabled = ?, updated_at_ms = ? WHERE id = ?")
+        .bind(disabled)
+        .bind(now)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// (disabled, sealed secrets valid at `now`), newest first; `None` for an unknown agent.
+pub async fn credentials(db: &Db, id: &str, now: i64) -> Result<Option<(bool, Vec<Vec<u8>>)>, sqlx::Error> {
+    let disabled: Option<bool> = sqlx::query_scalar("SELECT disabled FROM agents WHERE id = ?")
+        .bind(id)
+        .fetch_optional(db)
+        .await?;
+    let Some(disabled) = disabled else { return Ok(None) };
+    let sealed: Vec<Vec<u8>> = sqlx::query_scalar(
+        "SELECT sealed FROM agent_secrets WHERE agent_id = ? AND (retires_at_ms IS NULL OR retires_at_ms > ?)
+         ORDER BY id DESC",
+    )
+    .bind(id)
+    .bind(now)
+    .fetch_all(db)
+    .await?;
+    Ok(Some((disabled, sealed)))
+}
+
+/// All agents, for listings: (id, description, disabled, created_at_ms).
+pub async fn list(db: &Db) -> Result<Vec<(String, String, bool, i64)>, sqlx::Error> {
+    sqlx::query_as("SELECT id, description, disabled, created_at_ms FROM agents ORDER BY id")
+        .fetch_all(db)
+        .await
+}

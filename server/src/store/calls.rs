@@ -1,0 +1,241 @@
+//! Proposed tool calls: the queue and each call's lifecycle.
+
+use super::Db;
+use sqlx::SqliteConnection;
+
+/// Columns every reader needs (not the raw request extras).
+const COLUMNS: &str = "id, agent_id, session_id, trace_id, tool, server, arguments, arguments_redacted, status,
+    blocked_by, rule, reason, risk, approvers_required, policy_version, created_at_ms, expires_at_ms,
+    decided_at_ms, decided_by, comment, final_arguments, callback_url, result_outcome";
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct CallRow {
+    pub id: String,
+    pub agent_id: String,
+    pub session_id: String,
+    pub trace_id: Option<String>,
+    pub tool: String,
+    pub server: Option<String>,
+    pub arguments: String,
+    pub arguments_redacted: String,
+    pub status: String,
+    pub blocked_by: Option<String>,
+    pub rule: Option<String>,
+    pub reason: String,
+    pub risk: String,
+    pub approvers_required: i64,
+    pub policy_version: String,
+    pub created_at_ms: i64,
+    pub expires_at_ms: Option<i64>,
+    pub decided_at_ms: Option<i64>,
+    pub decided_by: Option<String>,
+    pub comment: Option<String>,
+    pub final_arguments: Option<String>,
+    pub callback_url: Option<String>,
+    pub result_outcome: Option<String>,
+}
+
+/// A call as the ledger stores it.
+pub struct NewCall<'a> {
+    pub id: &'a str,
+    pub agent_id: &'a str,
+    pub message_id: &'a str,
+    pub body_sha256: &'a [u8],
+    pub session_id: &'a str,
+    pub trace_id: Option<&'a str>,
+    pub tool: &'a str,
+    pub server: Option<&'a str>,
+    pub arguments: &'a str,
+    pub arguments_redacted: &'a str,
+    pub agent_reason: Option<&'a str>,
+    pub plan: Option<&'a str>,
+    pub on_behalf_of: Option<&'a str>,
+    pub context: Option<&'a str>,
+    pub callback_url: Option<&'a str>,
+    pub status: &'a str,
+    pub blocked_by: Option<&'a str>,
+    pub rule: Option<&'a str>,
+    pub reason: &'a str,
+    pub risk: &'a str,
+    pub approvers_required: i64,
+    pub policy_version: &'a str,
+    pub details: &'a str,
+    pub response: &'a str,
+    pub created_at_ms: i64,
+    pub expires_at_ms: Option<i64>,
+}
+
+pub async fn insert(conn: &mut SqliteConnection, c: &NewCall<'_>) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
+           arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
+           blocked_by, rule, reason, risk, approvers_required, policy_version, details, response,
+           created_at_ms, expires_at_ms, decided_at_ms)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+           CASE WHEN ? = 'pending' THEN NULL ELSE ? END)",
+    )
+    .bind(c.id)
+    .bind(c.agent_id)
+    .bind(c.message_id)
+    .bind(c.body_sha256)
+    .bind(c.session_id)
+    .bind(c.trace_id)
+    .bind(c.tool)
+    .bind(c.server)
+    .bind(c.arguments)
+    .bind(c.arguments_redacted)
+    .bind(c.agent_reason)
+    .bind(c.plan)
+    .bind(c.on_behalf_of)
+    .bind(c.context)
+    .bind(c.callback_url)
+    .bind(c.status)
+    .bind(c.blocked_by)
+    .bind(c.rule)
+    .bind(c.reason)
+    .bind(c.risk)
+    .bind(c.approvers_required)
+    .bind(c.policy_version)
+    .bind(c.details)
+    .bind(c.response)
+    .bind(c.created_at_ms)
+    .bind(c.expires_at_ms)
+    .bind(c.status)
+    .bind(c.created_at_ms)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// An earlier request with the same idempotency key: (body hash, stored response).
+pub async fn find_by_message(
+    conn: &mut SqliteConnection,
+    agent_id: &str,
+    message_id: &str,
+) -> Result<Option<(Vec<u8>, String)>, sqlx::Error> {
+    sqlx::query_as("SELECT body_sha256, response FROM tool_calls WHERE agent_id = ? AND message_id = ?")
+        .bind(agent_id)
+        .bind(message_id)
+        .fetch_optional(conn)
+        .await
+}
+
+pub async fn get(db: &Db, id: &str) -> Result<Option<CallRow>, sqlx::Error> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tool_calls WHERE id = ?"))
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+pub async fn get_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<CallRow>, sqlx::Error> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tool_calls WHERE id = ?"))
+        .bind(id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// Move a pending call to a final status; false when it was no longer pending.
+pub async fn finish(
+    conn: &mut SqliteConnection,
+    id: &str,
+    status: &str,
+    now: i64,
+    decided_by: &str,
+    comment: Option<&str>,
+    final_arguments: Option<&str>,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
+        "UPDATE tool_calls SET status = ?, decided_at_ms = ?, decided_by = ?, comment = ?, final_arguments = ?
+         WHERE id = ? AND status = 'pending'",
+    )
+    .bind(status)
+    .bind(now)
+    .bind(decided_by)
+    .bind(comment)
+    .bind(final_arguments)
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Record what happened when the agent executed the call; false if already recorded.
+pub async fn record_result(
+    conn: &mut SqliteConnection,
+    id: &str,
+    outcome: &str,
+    summary: Option<&str>,
+    duration_ms: Option<i64>,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
+        "UPDATE tool_calls SET result_outcome = ?, result_summary = ?, result_duration_ms = ?, result_at_ms = ?
+         WHERE id = ? AND result_outcome IS NULL",
+    )
+    .bind(outcome)
+    .bind(summary)
+    .bind(duration_ms)
+    .bind(now)
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Pending calls whose expiry has passed, oldest first (at most `limit`).
+pub async fn due_for_expiry(conn: &mut SqliteConnection, now: i64, limit: i64) -> Result<Vec<CallRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM tool_calls WHERE status = 'pending' AND expires_at_ms <= ? ORDER BY expires_at_ms LIMIT ?"
+    ))
+    .bind(now)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// Queue the final decision for delivery to the agent's callback URL.
+pub async fn queue_callback(conn: &mut SqliteConnection, id: &str, now: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT OR IGNORE INTO callbacks (call_id, state, next_at_ms) VALUES (?, 'queued', ?)")
+        .bind(id)
+        .bind(now)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Callbacks due now: (call id, attempts so far).
+pub async fn due_callbacks(db: &Db, now: i64, limit: i64) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT call_id, attempts FROM callbacks WHERE state = 'queued' AND next_at_ms <= ? ORDER BY next_at_ms LIMIT ?",
+    )
+    .bind(now)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
+
+/// The earliest time a queued callback is due.
+pub async fn next_callback_at(db: &Db) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT min(next_at_ms) FROM callbacks WHERE state = 'queued'")
+        .fetch_one(db)
+        .await
+}
+
+pub async fn update_callback(
+    conn: &mut SqliteConnection,
+    id: &str,
+    state: &str,
+    attempts: i64,
+    next_at_ms: i64,
+    last_error: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE callbacks SET state = ?, attempts = ?, next_at_ms = ?, last_error = ? WHERE call_id = ?")
+        .bind(state)
+        .bind(attempts)
+        .bind(next_at_ms)
+        .bind(last_error)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}

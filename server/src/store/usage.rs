@@ -1,0 +1,95 @@
+//! Budget and rate-limit state. The ledger keeps it in memory (it is the only writer)
+//! and writes every change through in the same transaction as the decision.
+
+use policy::{UsageChange, UsageDelta};
+use sqlx::SqliteConnection;
+use std::collections::HashMap;
+
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Entry {
+    count: u64,
+    amount: f64,
+    tat_ms: Option<i64>,
+}
+
+#[derive(Debug, Default)]
+pub struct UsageState {
+    entries: HashMap<(String, String), Entry>,
+}
+
+impl UsageState {
+    pub async fn load(conn: &mut SqliteConnection) -> Result<UsageState, sqlx::Error> {
+        let rows: Vec<(String, String, i64, f64, Option<i64>)> =
+            sqlx::query_as("SELECT budget, scope, count, amount, tat_ms FROM budget_usage")
+                .fetch_all(conn)
+                .await?;
+        let entries = rows
+            .into_iter()
+            .map(|(b, s, count, amount, tat_ms)| {
+                (
+                    (b, s),
+                    Entry {
+                        count: count.max(0) as u64,
+                        amount,
+                        tat_ms,
+                    },
+                )
+            })
+            .collect();
+        Ok(UsageState { entries })
+    }
+
+    /// Write the deltas to the database (inside the caller's transaction).
+    pub async fn persist(conn: &mut SqliteConnection, deltas: &[UsageDelta]) -> Result<(), sqlx::Error> {
+        for d in deltas {
+            let (count, amount, tat): (i64, f64, Option<i64>) = match d.change {
+                UsageChange::Count => (1, 0.0, None),
+                UsageChange::Amount(a) => (0, a, None),
+                UsageChange::Tat(t) => (0, 0.0, Some(t)),
+            };
+            sqlx::query(
+                "INSERT INTO budget_usage (budget, scope, count, amount, tat_ms) VALUES (?, ?, ?, ?, ?)
+                 ON CONFLICT (budget, scope) DO UPDATE SET count = count + excluded.count,
+                   amount = amount + excluded.amount, tat_ms = coalesce(excluded.tat_ms, tat_ms)",
+            )
+            .bind(&d.budget)
+            .bind(&d.scope)
+            .bind(count)
+            .bind(amount)
+            .bind(tat)
+            .execute(&mut *conn)
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Apply deltas in memory once they are written.
+    pub fn apply(&mut self, deltas: &[UsageDelta]) {
+        for d in deltas {
+            let e = self.entries.entry((d.budget.clone(), d.scope.clone())).or_default();
+            match d.change {
+                UsageChange::Count => e.count += 1,
+                UsageChange::Amount(a) => e.amount += a,
+                UsageChange::Tat(t) => e.tat_ms = Some(t),
+            }
+        }
+    }
+
+    fn get(&self, b: &str, s: &str) -> Option<&Entry> {
+        // Budgets are few and scopes short; a tuple key lookup allocates, so it is worth
+        // avoiding only if profiles say so.
+        self.entries.get(&(b.to_string(), s.to_string()))
+    }
+}
+
+impl policy::Usage for UsageState {
+    fn count(&self, b: &str, s: &str) -> u64 {
+        self.get(b, s).map_or(0, |e| e.count)
+    }
+    fn amount(&self, b: &str, s: &str) -> f64 {
+        self.get(b, s).map_or(0.0, |e| e.amount)
+    }
+    fn tat_ms(&self, b: &str, s: &str) -> Option<i64> {
+        self.get(b, s).and_then(|e| e.tat_ms)
+    }
+}

@@ -1,0 +1,546 @@
+//! The agent API through real HTTP and a real SQLite file.
+
+mod common;
+
+use common::{spawn_app, spawn_with, unix_now, TestApp};
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+async fn count(app: &TestApp, sql: &str) -> i64 {
+    sqlx::query_scalar(sql).fetch_one(&app.db).await.unwrap()
+}
+
+fn call(tool: &str, arguments: Value) -> Value {
+    json!({"session_id": "s-1", "tool": tool, "arguments": arguments})
+}
+
+/// A copy of the demo policy whose pending calls expire after one second.
+fn quick_expiry_policy(dir: &std::path::Path) -> std::path::PathBuf {
+    let src = std::fs::read_to_string(common::workspace().join("policies/demo.toml")).unwrap();
+    let src = src.replace("default_expiry = \"15m\"", "default_expiry = \"1s\"");
+    let path = dir.join("quick.toml");
+    std::fs::write(&path, src).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn every_decision_path_answers_with_its_layer_and_rule() {
+    let app = spawn_app().await;
+    let agent = app.agent("bot").await;
+    let cases = [
+        (call("web_search", json!({"query": "rust"})), "allowed", Value::Null),
+        (
+            call("cancel_order", json!({"order_id": "AB12345678"})),
+            "denied",
+            json!("allowlist"),
+        ),
+        (
+            call("query_order", json!({"order_id": "short"})),
+            "denied",
+            json!("schema"),
+        ),
+        (
+            call("read_file", json!({"path": "/etc/shadow"})),
+            "denied",
+            json!("path_guard"),
+        ),
+        (
+            call("execute_command", json!({"command": "sudo rm -rf /"})),
+            "denied",
+            json!("command_guard"),
+        ),
+        (
+            call("web_fetch", json!({"url": "http://169.254.169.254/latest/meta-data"})),
+            "denied",
+            json!("url_guard"),
+        ),
+        (
+            call("refund_order", json!({"order_id": "AB12345678", "amount": 6000})),
+            "pending",
+            json!("rule"),
+        ),
+    ];
+    for (body, status, blocked_by) in cases {
+        let (code, v) = agent.propose(body.clone()).await;
+        assert_eq!(code, StatusCode::OK, "{v}");
+        assert_eq!(v["status"], status, "{body} → {v}");
+        assert_eq!(v["blocked_by"], blocked_by, "{body} → {v}");
+        assert!(v["policy_version"].as_str().unwrap().starts_with("sha256:"));
+        assert!(v["id"].as_str().unwrap().starts_with("tc_"));
+        assert_eq!(
+            v["poll_url"],
+            format!("/api/v1/tool-calls/{}", v["id"].as_str().unwrap())
+        );
+        match status {
+            "allowed" => assert_eq!(v["arguments"], body["arguments"]),
+            "pending" => {
+                assert_eq!(v["rule"], "refund_over_5000");
+                assert!(v["expires_at"].as_str().unwrap().ends_with('Z'));
+                assert_eq!(v["arguments"], Value::Null, "nothing to execute yet");
+            }
+            _ => assert_eq!(v["arguments"], Value::Null),
+        }
+    }
+    // Budgets: two e-mails per turn are held for a human, the third is denied.
+    let mail = json!({"session_id": "s-1", "turn_id": "t-1", "tool": "send_email",
+        "arguments": {"to": "a@example.com", "subject": "hi", "body": "hello"}});
+    for _ in 0..2 {
+        assert_eq!(agent.propose(mail.clone()).await.1["status"], "pending");
+    }
+    let (_, third) = agent.propose(mail).await;
+    assert_eq!(third["status"], "denied");
+    assert_eq!(third["blocked_by"], "budget");
+    assert_eq!(count(&app, "SELECT count(*) FROM tool_calls").await, 10);
+    assert_eq!(
+        count(&app, "SELECT count(*) FROM audit_events WHERE kind = 'call_received'").await,
+        10
+    );
+}
+
+#[tokio::test]
+async fn budgets_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join("keep.db");
+    let key = dir.path().join("keep.key");
+    let url = format!("sqlite://{}", db_path.display());
+    let (u1, k1) = (url.clone(), key.clone());
+    let app = spawn_with(move |c| {
+        c.database_url = u1.into();
+        c.key_file = k1;
+    })
+    .await;
+    let agent = app.agent("bot").await;
+    let mail = json!({"session_id": "s", "turn_id": "t", "tool": "send_email",
+        "arguments": {"to": "a@example.com", "subject": "hi", "body": "hello"}});
+    agent.propose(mail.clone()).await;
+    agent.propose(mail.clone()).await;
+    let secret = agent.secret.clone();
+    app.stop().await.unwrap();
+    let app = spawn_with(move |c| {
+        c.database_url = url.into();
+        c.key_file = key;
+    })
+    .await;
+    let agent = common::TestAgent {
+        id: "bot".into(),
+        secret,
+        base: app.url(""),
+        http: reqwest::Client::new(),
+    };
+    let (_, v) = agent.propose(mail).await;
+    assert_eq!(v["blocked_by"], "budget", "{v}");
+}
+
+#[tokio::test]
+async fn unsigned_stale_future_and_wrong_signatures_are_refused_and_nothing_is_stored() {
+    let app = spawn_app().await;
+    let agent = app.agent("bot").await;
+    let body = call("web_search", json!({"query": "x"})).to_string();
+    let now = unix_now();
+    let good = |id: &str, ts: i64| agent.sign(id, ts, body.as_bytes());
+    let other = server::agents::SigningSecret::generate();
+    let wrong = server::ingest::signature::sign(&other, "m3", &now.to_string(), body.as_bytes());
+    let cases: Vec<(&str, i64, String, &str)> = vec![
+        ("m1", now, String::new(), "missing_signature"),
+        ("m2", now, "v1,".into(), "malformed_signature"),
+        ("m3", now, wrong, "bad_signature"),
+        ("m4", now - 301, good("m4", now - 301), "stale_timestamp"),
+        ("m5", now + 301, good("m5", now + 301), "future_timestamp"),
+        ("m6", now, good("m6", now).replace("v1,", "v1a,"), "malformed_signature"),
+        ("m7", now, good("other-id", now), "bad_signature"),
+    ];
+    for (id, ts, sig, code) in cases {
+        let r = agent.post_raw(id, ts, &body, &sig).await;
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "{id}");
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["error"]["code"], code, "{id}: {v}");
+    }
+    // Unknown and disabled agents.
+    let mut stranger = app.agent("stranger").await;
+    stranger.id = "nobody".into();
+    let (s, v) = stranger.propose(json!({})).await;
+    assert_eq!(
+        (s, v["error"]["code"].clone()),
+        (StatusCode::UNAUTHORIZED, json!("unknown_agent"))
+    );
+    server::agents::set_disabled(&app.db, "stranger", true, "user:test")
+        .await
+        .unwrap();
+    stranger.id = "stranger".into();
+    let (s, v) = stranger.propose(call("web_search", json!({"query": "x"}))).await;
+    assert_eq!(
+        (s, v["error"]["code"].clone()),
+        (StatusCode::UNAUTHORIZED, json!("agent_disabled"))
+    );
+
+    assert_eq!(count(&app, "SELECT count(*) FROM tool_calls").await, 0);
+    // Each refusal is a security event (the ledger writes them asynchronously).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while count(
+        &app,
+        "SELECT count(*) FROM audit_events WHERE kind = 'agent_auth_failed'",
+    )
+    .await
+        < 9
+    {
+        assert!(Instant::now() < deadline, "auth failures were not audited");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let data: String = sqlx::query_scalar("SELECT data FROM audit_events WHERE kind = 'agent_auth_failed' LIMIT 1")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert!(data.contains("missing_signature"), "{data}");
+}
+
+#[tokio::test]
+async fn a_retry_returns_the_original_answer_and_a_changed_body_is_refused() {
+    let app = spawn_app().await;
+    let agent = app.agent("bot").await;
+    let body = call("refund_order", json!({"order_id": "AB12345678", "amount": 6000}));
+    let (s1, first) = agent.propose_as("msg_retry", body.clone()).await;
+    assert_eq!(s1, StatusCode::OK);
+    // A retry later (new timestamp, same id and body).
+    let (s2, again) = agent.propose_as("msg_retry", body.clone()).await;
+    assert_eq!(s2, StatusCode::OK);
+    assert_eq!(first, again);
+    let mut changed = body.clone();
+    changed["arguments"]["amount"] = json!(60);
+    let (s3, v) = agent.propose_as("msg_retry", changed).await;
+    assert_eq!(s3, StatusCode::UNAUTHORIZED);
+    assert_eq!(v["error"]["code"], "replay_mismatch");
+    assert_eq!(count(&app, "SELECT count(*) FROM tool_calls").await, 1);
+    // The same message id from another agent is its own message.
+    let other = app.agent("other").await;
+    let (_, v) = other.propose_as("msg_retry", body).await;
+    assert_ne!(v["id"], first["id"]);
+}
+
+#[tokio::test]
+async fn malformed_oversized_and_deep_bodies_get_a_clear_code() {
+    let app = spawn_with(|c| c.max_body_bytes = 4096).await;
+    let agent = app.agent("bot").await;
+    let deep = format!(
+        "{{\"session_id\":\"s\",\"tool\":\"web_search\",\"arguments\":{{\"q\":{}1{}}}}}",
+        "[".repeat(40),
+        "]".repeat(40)
+    );
+    let big = json!({"session_id": "s", "tool": "web_search", "arguments": {"query": "x".repeat(5000)}}).to_string();
+    let cases: Vec<(String, StatusCode, &str)> = vec![
+        ("{not json".into(), StatusCode::BAD_REQUEST, "malformed_json"),
+        (
+            r#"{"session_id":"s","tool":"a","tool":"b","arguments":{}}"#.into(),
+            StatusCode::BAD_REQUEST,
+            "duplicate_key",
+        ),
+        (deep, StatusCode::BAD_REQUEST, "json_too_deep"),
+        (big, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+        (
+            r#"{"tool":"web_search","arguments":{}}"#.into(),
+            StatusCode::BAD_REQUEST,
+            "missing_field",
+        ),
+        (
+            r#"{"session_id":"s","tool":"web_search","arguments":"x"}"#.into(),
+            StatusCode::BAD_REQUEST,
+            "invalid_field",
+        ),
+        (
+            r#"{"session_id":"s","tool":"web_search","arguments":{},"extra":1}"#.into(),
+            StatusCode::BAD_REQUEST,
+            "unknown_field",
+        ),
+        (
+            r#"{"session_id":"s","tool":"web_search","arguments":{},"callback_url":"http://127.0.0.1:9/x"}"#.into(),
+            StatusCode::BAD_REQUEST,
+            "invalid_callback_url",
+        ),
+    ];
+    for (i, (body, status, code)) in cases.into_iter().enumerate() {
+        let id = format!("m{i}");
+        let ts = unix_now();
+        let r = agent
+            .post_raw(&id, ts, &body, &agent.sign(&id, ts, body.as_bytes()))
+            .await;
+        assert_eq!(r.status(), status, "{code}");
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["error"]["code"], code, "{v}");
+    }
+    assert_eq!(count(&app, "SELECT count(*) FROM tool_calls").await, 0);
+}
+
+#[tokio::test]
+async fn agents_see_only_their_own_calls() {
+    let app = spawn_app().await;
+    let a = app.agent("alpha").await;
+    let b = app.agent("beta").await;
+    let (_, v) = a
+        .propose(call("refund_order", json!({"order_id": "AB12345678", "amount": 6000})))
+        .await;
+    let id = v["id"].as_str().unwrap();
+    assert_eq!(a.get(id, 0).await.0, StatusCode::OK);
+    let path = format!("/api/v1/tool-calls/{id}");
+    assert_eq!(b.get(id, 0).await.1["error"]["code"], "not_found");
+    assert_eq!(
+        b.call(Method::POST, &format!("{path}/cancel"), "").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(a.get("tc_missing", 0).await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_signature_for_one_call_cannot_be_replayed_against_another() {
+    let app = spawn_app().await;
+    let a = app.agent("alpha").await;
+    let body = call("refund_order", json!({"order_id": "AB12345678", "amount": 6000}));
+    let (_, one) = a.propose(body.clone()).await;
+    let (_, two) = a.propose(body).await;
+    let ts = unix_now();
+    let path_one = format!("/api/v1/tool-calls/{}/cancel", one["id"].as_str().unwrap());
+    let sig = a.sign("m", ts, format!("POST {path_one}\n").as_bytes());
+    let r = a
+        .http
+        .post(app.url(&format!("/api/v1/tool-calls/{}/cancel", two["id"].as_str().unwrap())))
+        .header("airlock-agent", "alpha")
+        .header("webhook-id", "m")
+        .header("webhook-timestamp", ts.to_string())
+        .header("webhook-signature", sig)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_long_poll_is_woken_by_the_decision() {
+    let app = spawn_app().await;
+    let agent = app.agent("bot").await;
+    let (_, v) = agent
+        .propose(call("refund_order", json!({"order_id": "AB12345678", "amount": 6000})))
+        .await;
+    let id = v["id"].as_str().unwrap().to_string();
+    let poll = {
+        let (agent_id, secret, base) = (agent.id.clone(), agent.secret.clone(), agent.base.clone());
+        let id = id.clone();
+        tokio::spawn(async move {
+            let a = common::TestAgent {
+                id: agent_id,
+                secret,
+                base,
+                http: reqwest::Client::new(),
+            };
+            let t = Instant::now();
+            let r = a.get(&id, 30).await;
+            (r, t.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!poll.is_finished(), "the long-poll returned before any decision");
+    let (s, cancelled) = agent
+        .call(Method::POST, &format!("/api/v1/tool-calls/{id}/cancel"), "")
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(cancelled["status"], "cancelled");
+    let ((s, v), waited) = poll.await.unwrap();
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["status"], "cancelled");
+    assert_eq!(v["decided_by"], "agent:bot");
+    assert!(waited < Duration::from_secs(30), "woken, not timed out");
+    // A long-poll longer than 60 s is refused.
+    assert_eq!(agent.get(&id, 61).await.1["error"]["code"], "invalid_wait");
+}
+
+#[tokio::test]
+async fn cancel_and_result_follow_the_lifecycle() {
+    let app = spawn_app().await;
+    let agent = app.agent("bot").await;
+    let (_, held) = agent
+        .propose(call("refund_order", json!({"order_id": "AB12345678", "amount": 6000})))
+        .await;
+    let held = held["id"].as_str().unwrap();
+    let cancel = format!("/api/v1/tool-calls/{held}/cancel");
+    assert_eq!(agent.call(Method::POST, &cancel, "").await.1["status"], "cancelled");
+    let (s, v) = agent.call(Method::POST, &cancel, "").await;
+    assert_eq!(
+        (s, v["error"]["code"].clone()),
+        (StatusCode::CONFLICT, json!("not_pending"))
+    );
+
+    let (_, ok) = agent.propose(call("web_search", json!({"query": "rust"}))).await;
+    let result = format!("/api/v1/tool-calls/{}/result", ok["id"].as_str().unwrap());
+    let report =
+        r#"{"outcome":"ok","summary":"3 results; token=ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","duration_ms":12}"#;
+    let (s, v) = agent.call(Method::POST, &result, report).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["result"], "ok");
+    let (s, v) = agent.call(Method::POST, &result, report).await;
+    assert_eq!(
+        (s, v["error"]["code"].clone()),
+        (StatusCode::CONFLICT, json!("result_already_reported"))
+    );
+    let (s, v) = agent.call(Method::POST, &result, r#"{"outcome":"maybe"}"#).await;
+    assert_eq!(
+        (s, v["error"]["code"].clone()),
+        (StatusCode::BAD_REQUEST, json!("invalid_field"))
+    );
+    let (s, v) = agent
+        .call(
+            Method::POST,
+            &format!("/api/v1/tool-calls/{held}/result"),
+            r#"{"outcome":"ok"}"#,
+        )
+        .await;
+    assert_eq!(
+        (s, v["error"]["code"].clone()),
+        (StatusCode::CONFLICT, json!("not_executable"))
+    );
+    // The summary is stored redacted.
+    let stored: String = sqlx::query_scalar("SELECT data FROM audit_events WHERE kind = 'call_result'")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert!(!stored.contains("ghp_aaaa"), "{stored}");
+    assert_eq!(
+        count(&app, "SELECT count(*) FROM audit_events WHERE kind = 'call_cancelled'").await,
+        1
+    );
+}
+
+#[tokio::test]
+async fn unanswered_calls_expire_and_waiting_agents_are_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = quick_expiry_policy(dir.path());
+    let app = spawn_with(move |c| c.policy_file = policy).await;
+    let agent = app.agent("bot").await;
+    let (_, v) = agent
+        .propose(call("refund_order", json!({"order_id": "AB12345678", "amount": 6000})))
+        .await;
+    let id = v["id"].as_str().unwrap();
+    let (_, v) = agent.get(id, 10).await;
+    assert_eq!(v["status"], "expired", "{v}");
+    assert_eq!(v["decided_by"], "system");
+    assert_eq!(v["arguments"], Value::Null, "an expired call must not be executed");
+    assert_eq!(
+        count(&app, "SELECT count(*) FROM audit_events WHERE kind = 'call_expired'").await,
+        1
+    );
+}
+
+#[tokio::test]
+async fn secrets_are_stored_sealed_and_rotation_keeps_the_old_one_for_a_grace_period() {
+    let app = spawn_app().await;
+    let agent = app.agent("bot").await;
+    let sealed: Vec<u8> = sqlx::query_scalar("SELECT sealed FROM agent_secrets")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    let shown = agent.secret.reveal();
+    assert!(!sealed.windows(8).any(|w| shown.as_bytes().windows(8).any(|s| s == w)));
+    assert!(!sealed
+        .windows(agent.secret.bytes().len())
+        .any(|w| w == agent.secret.bytes()));
+
+    let key = server::agents::ServerKey::load_or_create(&app.key_file).unwrap();
+    let new = server::agents::rotate(&app.db, &key, "bot", 3600, "user:test")
+        .await
+        .unwrap();
+    let q = call("web_search", json!({"query": "x"}));
+    assert_eq!(
+        agent.propose(q.clone()).await.0,
+        StatusCode::OK,
+        "old secret in its grace period"
+    );
+    let mut fresh = common::TestAgent {
+        id: "bot".into(),
+        secret: new,
+        base: app.url(""),
+        http: reqwest::Client::new(),
+    };
+    assert_eq!(fresh.propose(q.clone()).await.0, StatusCode::OK);
+    // Both signatures in one header, as a sender mid-rotation sends them.
+    let body = q.to_string();
+    let ts = unix_now();
+    let both = format!(
+        "{} {}",
+        agent.sign("mx", ts, body.as_bytes()),
+        fresh.sign("mx", ts, body.as_bytes())
+    );
+    assert_eq!(agent.post_raw("mx", ts, &body, &both).await.status(), StatusCode::OK);
+    // Rotating with no grace retires the previous secrets at once.
+    fresh.secret = server::agents::rotate(&app.db, &key, "bot", 0, "user:test")
+        .await
+        .unwrap();
+    assert_eq!(agent.propose(q.clone()).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(fresh.propose(q).await.0, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn the_audit_chain_verifies_and_names_a_tampered_event() {
+    let app = spawn_app().await;
+    let agent = app.agent("bot").await;
+    for i in 0..5 {
+        agent
+            .propose(call("web_search", json!({"query": format!("q{i}")})))
+            .await;
+    }
+    let ok = server::audit::verify(&app.db).await.unwrap();
+    assert_eq!(ok.problem, None);
+    assert_eq!(ok.events, 6, "agent_added + five calls");
+    // The table refuses edits; an attacker with the file drops the trigger first.
+    let refused = sqlx::query("UPDATE audit_events SET actor = 'x' WHERE seq = 3")
+        .execute(&app.db)
+        .await;
+    assert!(refused.is_err(), "append-only trigger");
+    sqlx::query("DROP TRIGGER audit_events_no_update")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE audit_events SET data = replace(data, 'q2', 'q9') WHERE seq = 4")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    let bad = server::audit::verify(&app.db).await.unwrap();
+    assert_eq!(bad.problem.as_ref().map(|p| p.0), Some(4), "{bad:?}");
+    assert_eq!(bad.events, 3);
+}
+
+#[tokio::test]
+async fn deleting_an_event_is_found_at_the_gap() {
+    let app = spawn_app().await;
+    let agent = app.agent("bot").await;
+    for i in 0..4 {
+        agent
+            .propose(call("web_search", json!({"query": format!("q{i}")})))
+            .await;
+    }
+    sqlx::query("DROP TRIGGER audit_events_no_delete")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM audit_events WHERE seq = 3")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    let bad = server::audit::verify(&app.db).await.unwrap();
+    assert_eq!(bad.problem.as_ref().map(|p| p.0), Some(4), "{bad:?}");
+    assert!(bad.problem.unwrap().1.contains("expected event 3"));
+}
+
+#[tokio::test]
+async fn arguments_are_redacted_in_the_audit_trail_but_returned_to_the_agent() {
+    let app = spawn_app().await;
+    let agent = app.agent("bot").await;
+    let secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+    let (_, v) = agent
+        .propose(call("web_search", json!({"query": format!("use key {secret}")})))
+        .await;
+    assert_eq!(v["status"], "allowed");
+    assert!(v["arguments"]["query"].as_str().unwrap().contains(secret));
+    let stored: String = sqlx::query_scalar("SELECT data FROM audit_events WHERE kind = 'call_received'")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert!(!stored.contains(secret), "{stored}");
+    assert!(stored.contains("[redacted"), "{stored}");
+}
