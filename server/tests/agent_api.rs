@@ -544,3 +544,128 @@ async fn arguments_are_redacted_in_the_audit_trail_but_returned_to_the_agent() {
     assert!(!stored.contains(secret), "{stored}");
     assert!(stored.contains("[redacted"), "{stored}");
 }
+
+/// A callback receiver on loopback: answers 500 to the first `fail_first` requests.
+async fn receiver(
+    fail_first: usize,
+) -> (
+    String,
+    tokio::sync::mpsc::UnboundedReceiver<(axum::http::HeaderMap, String)>,
+) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let seen = Arc::new(AtomicUsize::new(0));
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |headers: axum::http::HeaderMap, body: String| {
+            let tx = tx.clone();
+            let seen = seen.clone();
+            async move {
+                let n = seen.fetch_add(1, Ordering::SeqCst);
+                let _ = tx.send((headers, body));
+                if n < fail_first {
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR
+                } else {
+                    axum::http::StatusCode::NO_CONTENT
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}/hook"), rx)
+}
+
+#[tokio::test]
+async fn the_final_decision_is_posted_to_the_callback_signed_and_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = quick_expiry_policy(dir.path());
+    let app = spawn_with(move |c| {
+        c.policy_file = policy;
+        c.callback_allow_private = true;
+        c.callback_backoff_ms = 100;
+    })
+    .await;
+    let agent = app.agent("bot").await;
+    let (url, mut rx) = receiver(1).await;
+    let mut body = call("refund_order", json!({"order_id": "AB12345678", "amount": 6000}));
+    body["callback_url"] = json!(url);
+    let (_, v) = agent.propose(body).await;
+    let id = v["id"].as_str().unwrap().to_string();
+    for attempt in 1..=2 {
+        let (headers, payload) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("callback attempt")
+            .unwrap();
+        let h = |n: &str| headers.get(n).unwrap().to_str().unwrap().to_string();
+        assert_eq!(h("airlock-agent"), "bot");
+        let expected = agent.sign(
+            &h("webhook-id"),
+            h("webhook-timestamp").parse().unwrap(),
+            payload.as_bytes(),
+        );
+        assert_eq!(
+            h("webhook-signature"),
+            expected,
+            "attempt {attempt} is signed with the agent's secret"
+        );
+        let v: Value = serde_json::from_str(&payload).unwrap();
+        assert_eq!(v["type"], "tool_call.decided");
+        assert_eq!(v["data"]["id"], id.as_str());
+        assert_eq!(v["data"]["status"], "expired");
+    }
+    // Both attempts are audited; the second delivered.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let rows: Vec<String> =
+            sqlx::query_scalar("SELECT data FROM audit_events WHERE kind = 'callback_attempt' ORDER BY seq")
+                .fetch_all(&app.db)
+                .await
+                .unwrap();
+        if rows.len() == 2 {
+            assert!(
+                rows[0].contains("\"delivered\":false") && rows[0].contains("HTTP 500"),
+                "{}",
+                rows[0]
+            );
+            assert!(rows[1].contains("\"delivered\":true"), "{}", rows[1]);
+            break;
+        }
+        assert!(Instant::now() < deadline, "attempts not audited: {rows:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let state: String = sqlx::query_scalar("SELECT state FROM callbacks")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(state, "delivered");
+}
+
+#[tokio::test]
+async fn callback_urls_to_private_addresses_are_refused_in_every_spelling() {
+    let app = spawn_app().await;
+    let agent = app.agent("bot").await;
+    for url in [
+        "http://127.1/hook",
+        "http://0x7f000001/hook",
+        "http://2130706433/hook",
+        "http://[::ffff:127.0.0.1]/hook",
+        "http://localhost./hook",
+        "http://10.0.0.8/hook",
+        "http://169.254.169.254/latest",
+        "https://user:pw@agent.example/hook",
+        "ftp://agent.example/hook",
+        "/relative/hook",
+    ] {
+        let mut body = call("web_search", json!({"query": "x"}));
+        body["callback_url"] = json!(url);
+        let (s, v) = agent.propose(body).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{url}");
+        assert_eq!(v["error"]["code"], "invalid_callback_url", "{url}");
+    }
+    let mut body = call("web_search", json!({"query": "x"}));
+    body["callback_url"] = json!("https://agent.example/hooks/airlock");
+    assert_eq!(agent.propose(body).await.0, StatusCode::OK);
+}

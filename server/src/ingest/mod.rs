@@ -225,7 +225,7 @@ pub async fn propose(
     let proposal =
         Proposal::from_json(value).map_err(|(code, msg)| ApiError::new(StatusCode::BAD_REQUEST, code, msg))?;
     if let Some(url) = &proposal.callback_url {
-        state.callback_guard.check(url, &policy::PureHost).map_err(|why| {
+        check_callback_url(&state, url).map_err(|why| {
             ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "invalid_callback_url",
@@ -262,6 +262,19 @@ pub async fn propose(
     };
     let out = state.ledger.ingest(job).await?;
     Ok(json_response(StatusCode::OK, out.body, out.replay))
+}
+
+/// The URL guard (lexical here; delivery resolves and pins), or with
+/// `callback_allow_private` only the scheme and absence of credentials.
+fn check_callback_url(state: &AppState, url: &str) -> Result<(), String> {
+    if !state.config.callback_allow_private {
+        return state.callback_guard.check(url, &policy::PureHost).map(|_| ());
+    }
+    let u = url::Url::parse(url).map_err(|e| format!("not a valid absolute URL: {e}"))?;
+    if !matches!(u.scheme(), "http" | "https") || !u.username().is_empty() || u.password().is_some() {
+        return Err("only http(s) URLs without credentials".into());
+    }
+    Ok(())
 }
 
 #[derive(serde::Deserialize)]
