@@ -44,7 +44,7 @@ fn script() -> Vec<(&'static str, &'static str, Option<&'static str>, Value)> {
         (
             "read the customer notes",
             "read_file",
-            Some("filesystem"),
+            None,
             json!({"path": "notes/customer-17.md"}),
         ),
         (
@@ -56,7 +56,7 @@ fn script() -> Vec<(&'static str, &'static str, Option<&'static str>, Value)> {
         (
             "read outside the workspace",
             "read_file",
-            Some("filesystem"),
+            None,
             json!({"path": "/etc/shadow"}),
         ),
         (
@@ -86,7 +86,7 @@ fn script() -> Vec<(&'static str, &'static str, Option<&'static str>, Value)> {
         (
             "clean up last week's exports",
             "move_to_trash",
-            Some("filesystem"),
+            None,
             json!({"paths": ["/data/shared/uploads/2024/05/export.csv", "/data/shared/uploads/2024/05/export-2.csv"], "reason": "user asked to clean last week's exports"}),
         ),
         (
@@ -244,7 +244,12 @@ pub async fn run(
     });
     for r in futures::future::join_all(waits).await {
         let (tool, status) = r?;
-        out(format!("  {status:<8} {tool:<20} (held call decided)"));
+        let note = if status == "pending" {
+            "still undecided"
+        } else {
+            "decided by a reviewer"
+        };
+        out(format!("  {status:<8} {tool:<20} ({note})"));
         report.held_outcomes.push((tool, status));
     }
     Ok(report)

@@ -310,6 +310,7 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
         .route("/api/v1/tool-calls/{id}", get(ingest::get_call))
         .route("/api/v1/tool-calls/{id}/cancel", post(ingest::cancel))
         .route("/api/v1/tool-calls/{id}/result", post(ingest::result))
+        .route("/api/v1/openapi.json", get(ingest::openapi::openapi_json))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz));
     let pages = Router::new()

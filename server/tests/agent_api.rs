@@ -669,3 +669,42 @@ async fn callback_urls_to_private_addresses_are_refused_in_every_spelling() {
     body["callback_url"] = json!("https://agent.example/hooks/airlock");
     assert_eq!(agent.propose(body).await.0, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn the_openapi_document_is_served() {
+    let app = spawn_app().await;
+    let r = reqwest::get(app.url("/api/v1/openapi.json")).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let v: Value = r.json().await.unwrap();
+    assert!(v["openapi"].as_str().unwrap().starts_with("3.1"));
+    assert!(v["paths"]["/api/v1/tool-calls"]["post"].is_object());
+}
+
+#[tokio::test]
+async fn the_demo_agent_session_gives_allowed_denied_and_held_calls() {
+    let app = spawn_app().await;
+    let agent = app.agent("demo-agent").await;
+    let mut lines = Vec::new();
+    let report = server::demo_agent::run(&app.url(""), "demo-agent", &agent.secret, Duration::from_secs(1), |l| {
+        lines.push(l)
+    })
+    .await
+    .unwrap();
+    assert!(
+        report.allowed >= 5 && report.denied >= 4 && report.held >= 3,
+        "{report:?} {lines:#?}"
+    );
+    assert_eq!(report.held_outcomes.len(), report.held);
+    assert!(
+        report.held_outcomes.iter().all(|(_, s)| s == "pending"),
+        "no reviewer decided"
+    );
+    let pending = count(&app, "SELECT count(*) FROM tool_calls WHERE status = 'pending'").await;
+    assert_eq!(pending as usize, report.held);
+    assert_eq!(
+        count(&app, "SELECT count(*) FROM tool_calls WHERE result_outcome = 'ok'").await as usize,
+        report.allowed,
+        "the demo reports results of what it executed"
+    );
+    assert!(lines.iter().any(|l| l.contains("[command_guard]")), "{lines:?}");
+}

@@ -6,6 +6,7 @@
 //! signature cannot be replayed against another call.
 
 pub mod facts;
+pub mod openapi;
 pub mod proposal;
 pub mod signature;
 pub mod view;
@@ -202,6 +203,26 @@ fn json_response(status: StatusCode, body: String, replay: bool) -> Response {
 }
 
 /// `POST /api/v1/tool-calls`: propose a tool call; the decision is in the body.
+#[utoipa::path(
+    post, path = "/api/v1/tool-calls", tag = "tool calls",
+    summary = "Propose a tool call",
+    description = "The decision is in the body whatever it is. A retry with the same webhook-id and body \
+returns the original answer (header `idempotent-replayed: true`).",
+    request_body = openapi::ToolCallRequest,
+    params(
+        ("airlock-agent" = String, Header, description = "The agent id"),
+        ("webhook-id" = String, Header, description = "Unique message id"),
+        ("webhook-timestamp" = i64, Header, description = "Unix seconds"),
+        ("webhook-signature" = String, Header, description = "v1,<base64 HMAC-SHA256>"),
+    ),
+    responses(
+        (status = 200, description = "Decided or held", body = openapi::ToolCall),
+        (status = 400, description = "Malformed body", body = openapi::ErrorBody),
+        (status = 401, description = "Signature refused, or webhook-id reused with another body", body = openapi::ErrorBody),
+        (status = 413, description = "Body over the size limit", body = openapi::ErrorBody),
+        (status = 503, description = "Temporarily unavailable; retry with the same webhook-id", body = openapi::ErrorBody),
+    )
+)]
 pub async fn propose(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -283,6 +304,26 @@ pub struct WaitQuery {
 }
 
 /// `GET /api/v1/tool-calls/{id}?wait=N`: the call's state, waiting up to N s for a decision.
+#[utoipa::path(
+    get, path = "/api/v1/tool-calls/{id}", tag = "tool calls",
+    summary = "Read a call, optionally waiting for its decision",
+    description = "Long-polls up to `wait` seconds (at most 60) while the call is pending. Signed payload: \
+`GET {path?query}\\n`.",
+    params(
+        ("id" = String, Path, description = "The call id (tc_…)"),
+        ("wait" = Option<u64>, Query, description = "Seconds to wait for a decision, 0–60"),
+        ("airlock-agent" = String, Header, description = "The agent id"),
+        ("webhook-id" = String, Header, description = "Unique message id"),
+        ("webhook-timestamp" = i64, Header, description = "Unix seconds"),
+        ("webhook-signature" = String, Header, description = "v1,<base64 HMAC-SHA256>"),
+    ),
+    responses(
+        (status = 200, body = openapi::ToolCall),
+        (status = 400, body = openapi::ErrorBody),
+        (status = 401, body = openapi::ErrorBody),
+        (status = 404, description = "No such call of this agent", body = openapi::ErrorBody),
+    )
+)]
 pub async fn get_call(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -333,6 +374,23 @@ async fn own_call(state: &AppState, signed: &Signed, id: &str) -> Result<calls::
 }
 
 /// `POST /api/v1/tool-calls/{id}/cancel`: the agent no longer needs the call.
+#[utoipa::path(
+    post, path = "/api/v1/tool-calls/{id}/cancel", tag = "tool calls",
+    summary = "Cancel a pending call",
+    params(
+        ("id" = String, Path, description = "The call id"),
+        ("airlock-agent" = String, Header, description = "The agent id"),
+        ("webhook-id" = String, Header, description = "Unique message id"),
+        ("webhook-timestamp" = i64, Header, description = "Unix seconds"),
+        ("webhook-signature" = String, Header, description = "v1,<base64 HMAC-SHA256>"),
+    ),
+    responses(
+        (status = 200, body = openapi::ToolCall),
+        (status = 401, body = openapi::ErrorBody),
+        (status = 404, body = openapi::ErrorBody),
+        (status = 409, description = "Not pending any more", body = openapi::ErrorBody),
+    )
+)]
 pub async fn cancel(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -356,6 +414,25 @@ pub async fn cancel(
 }
 
 /// `POST /api/v1/tool-calls/{id}/result`: what happened when the agent executed it.
+#[utoipa::path(
+    post, path = "/api/v1/tool-calls/{id}/result", tag = "tool calls",
+    summary = "Report the outcome of an executed call",
+    request_body = openapi::ResultRequest,
+    params(
+        ("id" = String, Path, description = "The call id"),
+        ("airlock-agent" = String, Header, description = "The agent id"),
+        ("webhook-id" = String, Header, description = "Unique message id"),
+        ("webhook-timestamp" = i64, Header, description = "Unix seconds"),
+        ("webhook-signature" = String, Header, description = "v1,<base64 HMAC-SHA256>"),
+    ),
+    responses(
+        (status = 200, body = openapi::ToolCall),
+        (status = 400, body = openapi::ErrorBody),
+        (status = 401, body = openapi::ErrorBody),
+        (status = 404, body = openapi::ErrorBody),
+        (status = 409, description = "Already reported, or the call was not executable", body = openapi::ErrorBody),
+    )
+)]
 pub async fn result(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,

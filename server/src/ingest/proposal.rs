@@ -27,7 +27,7 @@ pub struct Proposal {
 /// A field-level problem: (code, message). Codes are part of the agent API.
 pub type Invalid = (&'static str, String);
 
-const FIELDS: &[&str] = &[
+pub const FIELDS: &[&str] = &[
     "session_id",
     "trace_id",
     "turn_id",

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Measure the agent API on loopback: a release server on a fresh SQLite file (WAL,
+# synchronous=FULL) and the load generator sending signed requests of the demo mix.
+#   scripts/bench-agent-api.sh [SECONDS]
+# Prints the closed-loop throughput and open-loop latency at 2,000 req/s (JSON lines).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+SECONDS_PER_RUN="${1:-10}"
+cargo build --release --locked -p server --bin airlock --bin airlock-load >&2
+BIN="$ROOT/target/release"
+WORK="$(mktemp -d)"
+trap 'kill "${PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+export AIRLOCK_DATABASE_URL="sqlite://$WORK/bench.db" AIRLOCK_KEY_FILE="$WORK/bench.key" \
+       AIRLOCK_BIND="127.0.0.1:$PORT" AIRLOCK_LOG_LEVEL=warn AIRLOCK_COOKIE_SECURE=false \
+       AIRLOCK_SITE_ROOT="$WORK/site" AIRLOCK_POLICY_FILE="$ROOT/policies/demo.toml"
+SECRET="$("$BIN/airlock" agent add load | tail -n1)"
+"$BIN/airlock" serve >"$WORK/server.log" 2>&1 &
+PID=$!
+for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+load() { "$BIN/airlock-load" --url "http://127.0.0.1:$PORT" --agent load --secret "$SECRET" "$@"; }
+echo "# warm-up" >&2
+load --seconds 2 --concurrency 32 >/dev/null
+echo "# closed loop, 64 in flight" >&2
+load --seconds "$SECONDS_PER_RUN" --concurrency 64
+echo "# open loop, 2000 req/s" >&2
+load --seconds "$SECONDS_PER_RUN" --rate 2000
+echo "# calls stored: $(sqlite3 "$WORK/bench.db" 'SELECT count(*) FROM tool_calls' 2>/dev/null || echo '?')" >&2
