@@ -10,4 +10,16 @@ bash scripts/build.sh --release
 # Plain http on loopback: cookies cannot be Secure here (documented in the README).
 export AIRLOCK_COOKIE_SECURE="${AIRLOCK_COOKIE_SECURE:-false}"
 export AIRLOCK_SITE_ROOT="${AIRLOCK_SITE_ROOT:-target/site}"
-exec target/release/airlock serve
+BIND="${AIRLOCK_BIND:-127.0.0.1:3000}"
+target/release/airlock serve &
+SERVER=$!
+trap 'kill -TERM "$SERVER" 2>/dev/null || true' INT TERM
+# Once the server answers, a scripted demo agent (signed requests over the real API)
+# sends a session so the queue has calls to review. AIRLOCK_DEMO_AGENT=false skips it.
+if [ "${AIRLOCK_DEMO_AGENT:-true}" = true ]; then
+  (
+    for _ in $(seq 300); do curl -fsS "http://$BIND/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
+    target/release/airlock demo-agent --url "http://$BIND" --wait 600 || true
+  ) &
+fi
+wait "$SERVER"

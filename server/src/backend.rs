@@ -37,16 +37,24 @@ impl Backend for ServerBackend {
         password: &str,
         role: Role,
     ) -> Result<UserView, BackendError> {
-        let u = people::add(&self.db, username, Password::new(password), role)
-            .await
-            .map_err(map)?;
+        let u = people::add(
+            &self.db,
+            &format!("user:{}", actor.username),
+            username,
+            Password::new(password),
+            role,
+        )
+        .await
+        .map_err(map)?;
         tracing::info!(actor = %actor.username, user = %u.username, role = %role, "user added");
         self.hub.publish("users_changed", serde_json::json!({ "user": u.id }));
         Ok(u)
     }
 
     async fn set_role(&self, actor: &UserView, user_id: i64, role: Role) -> Result<(), BackendError> {
-        people::set_role(&self.db, user_id, role).await.map_err(map)?;
+        people::set_role(&self.db, &format!("user:{}", actor.username), user_id, role)
+            .await
+            .map_err(map)?;
         tracing::info!(actor = %actor.username, user_id, role = %role, "role changed");
         self.hub
             .publish("users_changed", serde_json::json!({ "user": user_id }));
@@ -57,7 +65,9 @@ impl Backend for ServerBackend {
         if disabled && actor.id == user_id {
             return Err(BackendError::Invalid("you cannot disable your own account".into()));
         }
-        people::set_disabled(&self.db, user_id, disabled).await.map_err(map)?;
+        people::set_disabled(&self.db, &format!("user:{}", actor.username), user_id, disabled)
+            .await
+            .map_err(map)?;
         tracing::info!(actor = %actor.username, user_id, disabled, "user status changed");
         self.hub
             .publish("users_changed", serde_json::json!({ "user": user_id }));

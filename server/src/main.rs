@@ -80,7 +80,7 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
                     password_stdin,
                 } => {
                     let (p, generated) = read_password(password_stdin)?;
-                    let u = people::add(&db, &username, p.clone(), role.parse()?)
+                    let u = people::add(&db, &cli_actor(), &username, p.clone(), role.parse()?)
                         .await
                         .map_err(|e| e.to_string())?;
                     println!("added {} ({})", u.username, u.role);
@@ -93,7 +93,7 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
                     password_stdin,
                 } => {
                     let (p, generated) = read_password(password_stdin)?;
-                    people::change_password(&db, &username, p.clone())
+                    people::change_password(&db, &cli_actor(), &username, p.clone())
                         .await
                         .map_err(|e| e.to_string())?;
                     println!("password changed for {username}; their sessions have ended");
@@ -104,7 +104,7 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
                 UserCommand::Disable { username } | UserCommand::Enable { username } => {
                     let disable = disable_flag;
                     let u = people::find(&db, &username).await.map_err(|e| e.to_string())?;
-                    people::set_disabled(&db, u.view.id, disable)
+                    people::set_disabled(&db, &cli_actor(), u.view.id, disable)
                         .await
                         .map_err(|e| e.to_string())?;
                     println!("{} {}", if disable { "disabled" } else { "enabled" }, u.view.username);

@@ -486,7 +486,7 @@ async fn the_audit_chain_verifies_and_names_a_tampered_event() {
     }
     let ok = server::audit::verify(&app.db).await.unwrap();
     assert_eq!(ok.problem, None);
-    assert_eq!(ok.events, 6, "agent_added + five calls");
+    assert_eq!(ok.events, 7, "user_added (first admin) + agent_added + five calls");
     // The table refuses edits; an attacker with the file drops the trigger first.
     let refused = sqlx::query("UPDATE audit_events SET actor = 'x' WHERE seq = 3")
         .execute(&app.db)
@@ -496,13 +496,13 @@ async fn the_audit_chain_verifies_and_names_a_tampered_event() {
         .execute(&app.db)
         .await
         .unwrap();
-    sqlx::query("UPDATE audit_events SET data = replace(data, 'q2', 'q9') WHERE seq = 4")
+    sqlx::query("UPDATE audit_events SET data = replace(data, 'q2', 'q9') WHERE seq = 5")
         .execute(&app.db)
         .await
         .unwrap();
     let bad = server::audit::verify(&app.db).await.unwrap();
-    assert_eq!(bad.problem.as_ref().map(|p| p.0), Some(4), "{bad:?}");
-    assert_eq!(bad.events, 3);
+    assert_eq!(bad.problem.as_ref().map(|p| p.0), Some(5), "{bad:?}");
+    assert_eq!(bad.events, 4);
 }
 
 #[tokio::test]

@@ -199,7 +199,9 @@ async fn disabled_users_cannot_sign_in_and_lose_open_sessions() {
         .unwrap()
         .view
         .id;
-    server::auth::users::set_disabled(&app.db, id, true).await.unwrap();
+    server::auth::users::set_disabled(&app.db, "user:test", id, true)
+        .await
+        .unwrap();
     let r = c.get(app.url("/queue")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::SEE_OTHER, "open session ended");
     let r = app.login(&client(), "rita", "correct horse battery staple").await;
@@ -211,9 +213,14 @@ async fn disabled_users_cannot_sign_in_and_lose_open_sessions() {
 async fn a_password_change_ends_open_sessions() {
     let app = spawn_app().await;
     let c = app.user("pat", Role::Oncall).await;
-    server::auth::users::change_password(&app.db, "pat", server::auth::Password::new("another long password"))
-        .await
-        .unwrap();
+    server::auth::users::change_password(
+        &app.db,
+        "user:test",
+        "pat",
+        server::auth::Password::new("another long password"),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         c.get(app.url("/queue")).send().await.unwrap().status(),
         StatusCode::SEE_OTHER
@@ -446,8 +453,10 @@ async fn the_last_admin_cannot_be_disabled_or_demoted() {
         .unwrap()
         .view
         .id;
-    assert!(server::auth::users::set_disabled(&app.db, id, true).await.is_err());
-    assert!(server::auth::users::set_role(&app.db, id, Role::Reviewer)
+    assert!(server::auth::users::set_disabled(&app.db, "user:test", id, true)
+        .await
+        .is_err());
+    assert!(server::auth::users::set_role(&app.db, "user:test", id, Role::Reviewer)
         .await
         .is_err());
 }
@@ -548,4 +557,44 @@ async fn shutdown_ends_live_streams_and_stops_the_server() {
     );
     drop(r);
     assert!(reqwest::get(format!("http://{addr}/healthz")).await.is_err());
+}
+
+#[tokio::test]
+async fn user_administration_is_audited_with_who_did_it() {
+    let app = spawn_app().await;
+    let u = server::auth::users::add(
+        &app.db,
+        "user:boss",
+        "newbie",
+        server::auth::Password::new("a long enough password"),
+        Role::Reviewer,
+    )
+    .await
+    .unwrap();
+    server::auth::users::set_role(&app.db, "user:boss", u.id, Role::Auditor)
+        .await
+        .unwrap();
+    server::auth::users::set_disabled(&app.db, "user:boss", u.id, true)
+        .await
+        .unwrap();
+    let rows: Vec<(String, String, String)> =
+        sqlx::query_as("SELECT kind, actor, data FROM audit_events WHERE kind LIKE 'user_%' ORDER BY seq")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    let kinds: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["user_added", "user_added", "user_role_changed", "user_disabled"]
+    );
+    assert_eq!(rows[0].1, "system", "the first administrator is created by the system");
+    assert!(
+        rows[2].1 == "user:boss" && rows[2].2.contains("\"to\":\"auditor\""),
+        "{rows:?}"
+    );
+    assert!(
+        !rows.iter().any(|r| r.2.contains("password")),
+        "no password material in the trail"
+    );
+    assert_eq!(server::audit::verify(&app.db).await.unwrap().problem, None);
 }

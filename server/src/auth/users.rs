@@ -37,14 +37,40 @@ pub fn parse_username(raw: &str) -> Result<String, UserError> {
     Ok(s.to_string())
 }
 
-pub async fn add(db: &Db, username: &str, password: Password, role: Role) -> Result<UserView, UserError> {
+/// The change and its audit event commit together.
+async fn audited<T>(
+    db: &Db,
+    actor: &str,
+    kind: &'static str,
+    data: serde_json::Value,
+    change: impl AsyncFnOnce(&mut sqlx::SqliteConnection) -> Result<T, UserError>,
+) -> Result<T, UserError> {
+    let mut tx = crate::store::begin_write(db).await?;
+    let out = change(&mut tx).await?;
+    let ev = crate::audit::NewEvent {
+        kind,
+        actor: actor.to_string(),
+        call_id: None,
+        session_id: None,
+        data,
+    };
+    crate::store::append_audit(&mut tx, crate::store::now_ms(), &ev).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+pub async fn add(db: &Db, actor: &str, username: &str, password: Password, role: Role) -> Result<UserView, UserError> {
     let username = parse_username(username)?;
     password.check_strength().map_err(UserError::Invalid)?;
     let hash = password::hash(password).await.map_err(UserError::Internal)?;
-    users::create(db, &username, &hash, role).await.map_err(|e| match e {
-        e @ StoreError::Conflict(_) => UserError::Conflict(e.to_string()),
-        StoreError::Db(e) => e.into(),
+    let data = serde_json::json!({"user": username, "role": role.as_str()});
+    audited(db, actor, "user_added", data, async |conn| {
+        users::create(conn, &username, &hash, role).await.map_err(|e| match e {
+            e @ StoreError::Conflict(_) => UserError::Conflict(e.to_string()),
+            StoreError::Db(e) => e.into(),
+        })
     })
+    .await
 }
 
 pub async fn find(db: &Db, username: &str) -> Result<users::UserRecord, UserError> {
@@ -53,35 +79,53 @@ pub async fn find(db: &Db, username: &str) -> Result<users::UserRecord, UserErro
         .ok_or(UserError::NotFound)
 }
 
-pub async fn change_password(db: &Db, username: &str, password: Password) -> Result<(), UserError> {
+pub async fn change_password(db: &Db, actor: &str, username: &str, password: Password) -> Result<(), UserError> {
     password.check_strength().map_err(UserError::Invalid)?;
     let u = find(db, username).await?;
     let hash = password::hash(password).await.map_err(UserError::Internal)?;
-    users::set_password(db, u.view.id, &hash).await?;
-    Ok(())
+    let data = serde_json::json!({"user": u.view.username});
+    audited(db, actor, "user_password_changed", data, async |conn| {
+        users::set_password(conn, u.view.id, &hash).await?;
+        Ok(())
+    })
+    .await
 }
 
 /// Refuses to leave the system without an enabled administrator.
-pub async fn set_disabled(db: &Db, id: i64, disabled: bool) -> Result<(), UserError> {
+pub async fn set_disabled(db: &Db, actor: &str, id: i64, disabled: bool) -> Result<(), UserError> {
     let u = users::by_id(db, id).await?.ok_or(UserError::NotFound)?;
     if disabled && u.view.role == Role::Admin && !u.view.disabled && users::active_admins(db).await? <= 1 {
         return Err(UserError::Conflict(
             "the last active administrator cannot be disabled".into(),
         ));
     }
-    users::set_disabled(db, id, disabled).await?;
-    Ok(())
+    let kind = if disabled { "user_disabled" } else { "user_enabled" };
+    audited(
+        db,
+        actor,
+        kind,
+        serde_json::json!({"user": u.view.username}),
+        async |conn| {
+            users::set_disabled(conn, id, disabled).await?;
+            Ok(())
+        },
+    )
+    .await
 }
 
-pub async fn set_role(db: &Db, id: i64, role: Role) -> Result<(), UserError> {
+pub async fn set_role(db: &Db, actor: &str, id: i64, role: Role) -> Result<(), UserError> {
     let u = users::by_id(db, id).await?.ok_or(UserError::NotFound)?;
     if u.view.role == Role::Admin && role != Role::Admin && !u.view.disabled && users::active_admins(db).await? <= 1 {
         return Err(UserError::Conflict(
             "the last active administrator must stay an administrator".into(),
         ));
     }
-    users::set_role(db, id, role).await?;
-    Ok(())
+    let data = serde_json::json!({"user": u.view.username, "from": u.view.role.as_str(), "to": role.as_str()});
+    audited(db, actor, "user_role_changed", data, async |conn| {
+        users::set_role(conn, id, role).await?;
+        Ok(())
+    })
+    .await
 }
 
 /// On an empty database, create the first administrator and return its password (shown
@@ -91,7 +135,7 @@ pub async fn ensure_first_admin(db: &Db, username: &str) -> Result<Option<(Strin
         return Ok(None);
     }
     let p = Password::generate();
-    let u = add(db, username, p.clone(), Role::Admin).await?;
+    let u = add(db, "system", username, p.clone(), Role::Admin).await?;
     Ok(Some((u.username, p)))
 }
 

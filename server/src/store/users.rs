@@ -50,7 +50,12 @@ pub async fn count(db: &Db) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(db).await
 }
 
-pub async fn create(db: &Db, username: &str, password_hash: &str, role: Role) -> Result<UserView, StoreError> {
+pub async fn create(
+    db: &mut sqlx::SqliteConnection,
+    username: &str,
+    password_hash: &str,
+    role: Role,
+) -> Result<UserView, StoreError> {
     let r = sqlx::query(&format!(
         "INSERT INTO users (username, password_hash, role) VALUES (?, ?, ?) RETURNING {COLUMNS}"
     ))
@@ -93,7 +98,7 @@ pub async fn list(db: &Db) -> Result<Vec<UserView>, sqlx::Error> {
 
 /// Change the role; bumps the session epoch so open sessions pick up the new rights
 /// only after signing in again. Returns false when there is no such user.
-pub async fn set_role(db: &Db, id: i64, role: Role) -> Result<bool, sqlx::Error> {
+pub async fn set_role(db: &mut sqlx::SqliteConnection, id: i64, role: Role) -> Result<bool, sqlx::Error> {
     let r = sqlx::query(
         "UPDATE users SET role = ?, session_epoch = session_epoch + 1, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
     )
@@ -104,7 +109,7 @@ pub async fn set_role(db: &Db, id: i64, role: Role) -> Result<bool, sqlx::Error>
     Ok(r.rows_affected() == 1)
 }
 
-pub async fn set_disabled(db: &Db, id: i64, disabled: bool) -> Result<bool, sqlx::Error> {
+pub async fn set_disabled(db: &mut sqlx::SqliteConnection, id: i64, disabled: bool) -> Result<bool, sqlx::Error> {
     let r = sqlx::query(
         "UPDATE users SET disabled = ?, session_epoch = session_epoch + 1, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
     )
@@ -115,7 +120,7 @@ pub async fn set_disabled(db: &Db, id: i64, disabled: bool) -> Result<bool, sqlx
     Ok(r.rows_affected() == 1)
 }
 
-pub async fn set_password(db: &Db, id: i64, password_hash: &str) -> Result<bool, sqlx::Error> {
+pub async fn set_password(db: &mut sqlx::SqliteConnection, id: i64, password_hash: &str) -> Result<bool, sqlx::Error> {
     let r = sqlx::query(
         "UPDATE users SET password_hash = ?, session_epoch = session_epoch + 1, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
     )

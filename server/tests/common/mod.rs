@@ -131,7 +131,7 @@ impl TestApp {
     /// Create a user directly (as the CLI does) and return a signed-in client.
     pub async fn user(&self, name: &str, role: app::api::Role) -> Client {
         let pw = "correct horse battery staple";
-        server::auth::users::add(&self.db, name, Password::new(pw), role)
+        server::auth::users::add(&self.db, "user:test", name, Password::new(pw), role)
             .await
             .unwrap();
         self.login_ok(name, pw).await
