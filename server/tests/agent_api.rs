@@ -708,3 +708,33 @@ async fn the_demo_agent_session_gives_allowed_denied_and_held_calls() {
     );
     assert!(lines.iter().any(|l| l.contains("[command_guard]")), "{lines:?}");
 }
+
+/// The README's curl and Python examples, run against a real server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_documented_curl_and_python_examples_are_accepted() {
+    let app = spawn_app().await;
+    let agent = app.agent("docs").await;
+    let (url, secret) = (app.url(""), agent.secret.reveal());
+    let run = move |cmd: &'static str, file: &'static str| {
+        let (url, secret) = (url.clone(), secret.clone());
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(cmd)
+                .arg(common::workspace().join("docs/examples").join(file))
+                .env("AIRLOCK_URL", url)
+                .env("AIRLOCK_AGENT", "docs")
+                .env("AIRLOCK_SECRET", secret)
+                .env("AIRLOCK_WAIT", "1")
+                .output()
+                .unwrap()
+        })
+    };
+    let curl = run("bash", "propose.sh").await.unwrap();
+    let text = String::from_utf8_lossy(&curl.stdout);
+    assert!(curl.status.success(), "{text}{}", String::from_utf8_lossy(&curl.stderr));
+    assert!(text.contains("\"status\":\"allowed\""), "{text}");
+    let py = run("python3", "airlock_client.py").await.unwrap();
+    let text = String::from_utf8_lossy(&py.stdout);
+    assert!(py.status.success(), "{text}{}", String::from_utf8_lossy(&py.stderr));
+    assert!(text.contains("pending rule refund above 5000"), "{text}");
+    assert!(text.contains("after waiting: pending"), "{text}");
+}
