@@ -270,6 +270,10 @@ impl Writer {
         }
     }
 
+    /// Apply every command in one transaction. Any SQL error fails the whole batch:
+    /// nothing in it was acknowledged, so every sender gets "unavailable" and may retry
+    /// (ingest is idempotent per webhook-id). Savepoints per command would cost two more
+    /// round trips to SQLite per call for a case that only a failing disk produces.
     async fn apply_batch(
         &mut self,
         batch: Vec<Command>,
@@ -278,23 +282,12 @@ impl Writer {
         let mut tx = store::begin_write(&self.db).await?;
         let mut head = audit::head(&mut tx).await?;
         for cmd in batch {
-            let saved = head.clone();
-            let mut sp = sqlx::Connection::begin(&mut *tx).await?;
-            let mut local = Effects::default();
-            match self.apply(&mut sp, &mut head, cmd, &mut local).await {
-                Ok(deltas) => {
-                    sp.commit().await?;
-                    self.usage.apply(&deltas);
-                    fx.replies.append(&mut local.replies);
-                    fx.publish.append(&mut local.publish);
-                    fx.wake.append(&mut local.wake);
-                    fx.callbacks |= local.callbacks;
-                }
+            match self.apply(&mut tx, &mut head, cmd, fx).await {
+                // Later commands in this batch must see this one's budget use.
+                Ok(deltas) => self.usage.apply(&deltas),
                 Err((e, reply)) => {
-                    tracing::error!(error = %e, "ledger command failed; rolled back");
-                    sp.rollback().await?;
-                    head = saved;
                     fx.replies.push(reply);
+                    return Err(e);
                 }
             }
         }
@@ -364,19 +357,6 @@ impl Writer {
         job: &IngestJob,
         fx: &mut Effects,
     ) -> Result<(Result<Ingested, LedgerError>, Vec<UsageDelta>), sqlx::Error> {
-        if let Some((hash, response)) = calls::find_by_message(conn, &job.agent, &job.message_id).await? {
-            return Ok((
-                if hash == job.body_sha256 {
-                    Ok(Ingested {
-                        body: response,
-                        replay: true,
-                    })
-                } else {
-                    Err(LedgerError::Conflict)
-                },
-                Vec::new(),
-            ));
-        }
         let p = &job.proposal;
         let now = store::now_ms();
         let started = std::time::Instant::now();
@@ -437,7 +417,7 @@ impl Writer {
             result_outcome: None,
         };
         let response = call_view(&row).to_string();
-        calls::insert(
+        let inserted = calls::insert(
             conn,
             &NewCall {
                 id: &id,
@@ -469,6 +449,22 @@ impl Writer {
             },
         )
         .await?;
+        if !inserted {
+            // The idempotency key was used before: replay the first answer, or refuse a
+            // different body. (Checked by the insert itself: one statement, not two.)
+            let (hash, response) = calls::find_by_message(conn, &job.agent, &job.message_id)
+                .await?
+                .ok_or(sqlx::Error::RowNotFound)?;
+            let r = if hash == job.body_sha256 {
+                Ok(Ingested {
+                    body: response,
+                    replay: true,
+                })
+            } else {
+                Err(LedgerError::Conflict)
+            };
+            return Ok((r, Vec::new()));
+        }
         UsageState::persist(conn, &d.usage).await?;
         let source = match d.source {
             policy::Source::Policy => "policy",

@@ -46,6 +46,7 @@ pub struct AppState {
     pub ledger: Ledger,
     pub waiters: Arc<Waiters>,
     pub key: ServerKey,
+    pub credentials: Arc<crate::agents::CredentialCache>,
     /// Audit at most a burst of refused agent requests per address, then one a second.
     pub auth_failures: Arc<governor::DefaultKeyedRateLimiter<std::net::IpAddr>>,
     /// Judges `callback_url`s at ingest (lexically; delivery also resolves and pins).
@@ -121,6 +122,7 @@ impl Application {
             ledger,
             waiters,
             key,
+            credentials: Arc::new(crate::agents::CredentialCache::new(Duration::from_secs(1))),
             auth_failures: Arc::new(governor::RateLimiter::keyed(
                 governor::Quota::per_second(std::num::NonZeroU32::MIN)
                     .allow_burst(std::num::NonZeroU32::new(30).expect("non-zero")),

@@ -136,6 +136,55 @@ pub async fn credentials(db: &Db, key: &ServerKey, id: &AgentId) -> Result<Optio
     Ok(Some(Credentials { disabled, secrets }))
 }
 
+/// Credentials by agent id, kept for a second: verifying a signature then costs no
+/// database round trip and no decryption. Changes made by the CLI (another process)
+/// therefore take effect within `ttl`.
+pub struct CredentialCache {
+    ttl: std::time::Duration,
+    map: std::sync::Mutex<std::collections::HashMap<String, (std::time::Instant, std::sync::Arc<Credentials>)>>,
+}
+
+impl CredentialCache {
+    const MAX_ENTRIES: usize = 10_000;
+
+    pub fn new(ttl: std::time::Duration) -> CredentialCache {
+        CredentialCache {
+            ttl,
+            map: Default::default(),
+        }
+    }
+
+    /// `fresh` skips the cache (after a signature mismatch: the agent may hold a secret
+    /// issued in the last second).
+    pub async fn get(
+        &self,
+        db: &Db,
+        key: &ServerKey,
+        id: &AgentId,
+        fresh: bool,
+    ) -> Result<Option<std::sync::Arc<Credentials>>, sqlx::Error> {
+        if !fresh {
+            let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((at, c)) = map.get(id.as_str()) {
+                if at.elapsed() < self.ttl {
+                    return Ok(Some(c.clone()));
+                }
+            }
+        }
+        // Unknown agents are not cached: they are answered from the database every time.
+        let Some(c) = credentials(db, key, id).await? else {
+            return Ok(None);
+        };
+        let c = std::sync::Arc::new(c);
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= Self::MAX_ENTRIES {
+            map.clear();
+        }
+        map.insert(id.to_string(), (std::time::Instant::now(), c.clone()));
+        Ok(Some(c))
+    }
+}
+
 fn admin_event(kind: &'static str, by: &str, id: &AgentId, data: serde_json::Value) -> NewEvent {
     let mut data = data;
     data["agent"] = json!(id.as_str());

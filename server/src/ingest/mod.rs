@@ -11,7 +11,7 @@ pub mod proposal;
 pub mod signature;
 pub mod view;
 
-use crate::agents::{self, AgentId};
+use crate::agents::AgentId;
 use crate::audit::NewEvent;
 use crate::ledger::{IngestJob, LedgerError, Outcome};
 use crate::startup::AppState;
@@ -132,10 +132,21 @@ async fn verify_request(state: &AppState, headers: &HeaderMap, payload: &[u8]) -
     signature::check_timestamp(ts, store::now_ms() / 1000).map_err(unauthorized)?;
     let agent = AgentId::parse(agent)
         .map_err(|_| ApiError::new(StatusCode::UNAUTHORIZED, "unknown_agent", "no agent with this id"))?;
-    let creds = agents::credentials(&state.db, &state.key, &agent)
-        .await
-        .map_err(|e| internal(&e))?
-        .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unknown_agent", "no agent with this id"))?;
+    let lookup = |fresh: bool| {
+        let agent = &agent;
+        async move {
+            state
+                .credentials
+                .get(&state.db, &state.key, agent, fresh)
+                .await
+                .map_err(|e| internal(&e))?
+                .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unknown_agent", "no agent with this id"))
+        }
+    };
+    let mut creds = lookup(false).await?;
+    if !creds.disabled && signature::verify(&creds.secrets, id, ts, payload, sig) == Err(SignatureError::Mismatch) {
+        creds = lookup(true).await?;
+    }
     if creds.disabled {
         return Err(ApiError::new(
             StatusCode::UNAUTHORIZED,

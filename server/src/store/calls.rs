@@ -65,14 +65,16 @@ pub struct NewCall<'a> {
     pub expires_at_ms: Option<i64>,
 }
 
-pub async fn insert(conn: &mut SqliteConnection, c: &NewCall<'_>) -> Result<(), sqlx::Error> {
-    sqlx::query(
+/// Insert a call; false (and nothing written) when its (agent, message id) exists.
+pub async fn insert(conn: &mut SqliteConnection, c: &NewCall<'_>) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
         "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
            arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
            blocked_by, rule, reason, risk, approvers_required, policy_version, details, response,
            created_at_ms, expires_at_ms, decided_at_ms)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-           CASE WHEN ? = 'pending' THEN NULL ELSE ? END)",
+           CASE WHEN ? = 'pending' THEN NULL ELSE ? END)
+         ON CONFLICT (agent_id, message_id) DO NOTHING",
     )
     .bind(c.id)
     .bind(c.agent_id)
@@ -104,7 +106,7 @@ pub async fn insert(conn: &mut SqliteConnection, c: &NewCall<'_>) -> Result<(), 
     .bind(c.created_at_ms)
     .execute(conn)
     .await?;
-    Ok(())
+    Ok(r.rows_affected() == 1)
 }
 
 /// An earlier request with the same idempotency key: (body hash, stored response).
