@@ -50,11 +50,36 @@ pub enum Command {
 
 pub struct IngestJob {
     pub agent: String,
+    /// Redacted forms, prepared by the handler (redaction is the costliest step and
+    /// needs no shared state, so it runs in parallel, not in the serial ledger).
+    pub redacted: RedactedProposal,
     pub message_id: String,
     pub body_sha256: [u8; 32],
     pub proposal: Proposal,
     pub facts: Facts,
     pub received_at_ms: i64,
+}
+
+/// What may be stored and shown of a proposal.
+pub struct RedactedProposal {
+    pub arguments: Value,
+    pub masked: Vec<policy::redact::Masked>,
+    pub context: Option<String>,
+    pub reason: Option<String>,
+    pub plan: Option<String>,
+}
+
+impl RedactedProposal {
+    pub fn of(p: &Proposal) -> RedactedProposal {
+        let args = policy::redact::redact_value(&p.arguments);
+        RedactedProposal {
+            arguments: args.value,
+            masked: args.masked,
+            context: (!p.context.is_null()).then(|| policy::redact::redact_value(&p.context).value.to_string()),
+            reason: p.reason.as_deref().map(|r| policy::redact::redact_text(r).value),
+            plan: p.plan.as_deref().map(|r| policy::redact::redact_text(r).value),
+        }
+    }
 }
 
 /// The answer to an ingest: the JSON body, and whether it is a replay of an earlier one.
@@ -381,10 +406,10 @@ impl Writer {
         );
         let eval_us = started.elapsed().as_micros() as u64;
         let id = format!("tc_{}", uuid::Uuid::now_v7().simple());
-        let redacted = policy::redact::redact_value(&p.arguments);
+        let redacted = &job.redacted;
         let arguments = p.arguments.to_string();
-        let arguments_redacted = redacted.value.to_string();
-        let context = (!p.context.is_null()).then(|| policy::redact::redact_value(&p.context).value.to_string());
+        let arguments_redacted = redacted.arguments.to_string();
+        let context = redacted.context.clone();
         let details = json!({
             "shadow": d.shadow, "impact": d.impact, "pinned": d.pinned, "masked": redacted.masked,
             "destructive": d.destructive, "break_glass": d.break_glass, "grantable": d.grantable,
@@ -481,9 +506,8 @@ impl Writer {
                 session_id: Some(p.session_id.clone()),
                 data: json!({
                     "tool": p.tool, "server": p.server, "trace_id": p.trace_id, "turn_id": p.turn_id,
-                    "arguments": redacted.value, "masked": redacted.masked,
-                    "reason": p.reason.as_deref().map(|r| policy::redact::redact_text(r).value),
-                    "plan": p.plan.as_deref().map(|r| policy::redact::redact_text(r).value),
+                    "arguments": redacted.arguments, "masked": redacted.masked,
+                    "reason": redacted.reason, "plan": redacted.plan,
                     "on_behalf_of": p.on_behalf_of, "message_id": job.message_id,
                     "decision": {
                         "status": status, "blocked_by": row.blocked_by, "rule": d.rule, "reason": d.reason,

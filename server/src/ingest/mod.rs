@@ -285,6 +285,7 @@ pub async fn propose(
         },
     );
     let job = IngestJob {
+        redacted: crate::ledger::RedactedProposal::of(&proposal),
         agent: signed.agent.to_string(),
         message_id: signed.message_id,
         body_sha256: Sha256::digest(&bytes).into(),
