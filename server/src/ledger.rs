@@ -189,7 +189,7 @@ enum Reply {
     ),
     Row(
         oneshot::Sender<Result<CallRow, LedgerError>>,
-        Result<CallRow, LedgerError>,
+        Box<Result<CallRow, LedgerError>>,
     ),
     Count(oneshot::Sender<usize>, usize),
     Unit(oneshot::Sender<()>),
@@ -278,7 +278,7 @@ impl Writer {
         for r in fx.replies {
             match r {
                 Reply::Ingest(tx, v) => drop(tx.send(v)),
-                Reply::Row(tx, v) => drop(tx.send(v)),
+                Reply::Row(tx, v) => drop(tx.send(*v)),
                 Reply::Count(tx, v) => drop(tx.send(v)),
                 Reply::Unit(tx) => drop(tx.send(())),
                 Reply::None => {}
@@ -337,10 +337,10 @@ impl Writer {
             },
             Command::Cancel { agent, id, reply } => match self.cancel(conn, head, &agent, &id, fx).await {
                 Ok(r) => {
-                    fx.replies.push(Reply::Row(reply, r));
+                    fx.replies.push(Reply::Row(reply, Box::new(r)));
                     Ok(Vec::new())
                 }
-                Err(e) => Err((e, Reply::Row(reply, Err(LedgerError::Unavailable)))),
+                Err(e) => Err((e, Reply::Row(reply, Box::new(Err(LedgerError::Unavailable))))),
             },
             Command::Report {
                 agent,
@@ -349,10 +349,10 @@ impl Writer {
                 reply,
             } => match self.report(conn, head, &agent, &id, &outcome).await {
                 Ok(r) => {
-                    fx.replies.push(Reply::Row(reply, r));
+                    fx.replies.push(Reply::Row(reply, Box::new(r)));
                     Ok(Vec::new())
                 }
-                Err(e) => Err((e, Reply::Row(reply, Err(LedgerError::Unavailable)))),
+                Err(e) => Err((e, Reply::Row(reply, Box::new(Err(LedgerError::Unavailable))))),
             },
             Command::Expire { now_ms, reply } => match self.expire(conn, head, now_ms, fx).await {
                 Ok(n) => {

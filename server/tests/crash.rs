@@ -35,8 +35,10 @@ fn free_port() -> u16 {
         .port()
 }
 
+// The ready child is returned to the caller, which kills and waits for it.
+#[allow(clippy::zombie_processes)]
 async fn start(dir: &Path, port: u16) -> Child {
-    let child = airlock(dir, port).arg("serve").spawn().unwrap();
+    let mut child = airlock(dir, port).arg("serve").spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let http = reqwest::Client::new();
     loop {
@@ -45,7 +47,11 @@ async fn start(dir: &Path, port: u16) -> Child {
                 return child;
             }
         }
-        assert!(Instant::now() < deadline, "server did not become ready");
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("server did not become ready");
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
