@@ -146,6 +146,9 @@ impl Application {
             tools = state.policy.tool_names().len(),
             "policy loaded"
         );
+        record_policy(&state)
+            .await
+            .map_err(|e| format!("recording the policy in the audit trail: {e}"))?;
         let router = router(state.clone(), sessions);
         Ok(Application {
             listener,
@@ -214,6 +217,34 @@ impl Application {
         state.db.close().await;
         result
     }
+}
+
+/// Audit the policy in force when it differs from the one last recorded, so every
+/// decision's `policy_version` can be traced to when that policy came into force.
+async fn record_policy(state: &AppState) -> Result<(), sqlx::Error> {
+    let last: Option<String> = sqlx::query_scalar(
+        "SELECT json_extract(data, '$.version') FROM audit_events WHERE kind = 'policy_loaded' ORDER BY seq DESC LIMIT 1",
+    )
+    .fetch_optional(&state.db)
+    .await?
+    .flatten();
+    if last.as_deref() == Some(&*state.policy.version) {
+        return Ok(());
+    }
+    let mut tx = store::begin_write(&state.db).await?;
+    let ev = crate::audit::NewEvent {
+        kind: "policy_loaded",
+        actor: "system".into(),
+        call_id: None,
+        session_id: None,
+        data: serde_json::json!({
+            "name": state.policy.name, "version": &*state.policy.version, "previous": last,
+            "file": state.config.policy_file.display().to_string(),
+            "tools": state.policy.tool_names().len(),
+        }),
+    };
+    store::append_audit(&mut tx, store::now_ms(), &ev).await?;
+    tx.commit().await
 }
 
 /// The URL guard for callback URLs: public http(s) addresses only.

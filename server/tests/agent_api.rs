@@ -130,6 +130,11 @@ async fn budgets_survive_a_restart() {
     };
     let (_, v) = agent.propose(mail).await;
     assert_eq!(v["blocked_by"], "budget", "{v}");
+    // The same policy again is not recorded twice.
+    assert_eq!(
+        count(&app, "SELECT count(*) FROM audit_events WHERE kind = 'policy_loaded'").await,
+        1
+    );
 }
 
 #[tokio::test]
@@ -495,7 +500,10 @@ async fn the_audit_chain_verifies_and_names_a_tampered_event() {
     }
     let ok = server::audit::verify(&app.db).await.unwrap();
     assert_eq!(ok.problem, None);
-    assert_eq!(ok.events, 7, "user_added (first admin) + agent_added + five calls");
+    assert_eq!(
+        ok.events, 8,
+        "policy_loaded + user_added (first admin) + agent_added + five calls"
+    );
     // The table refuses edits; an attacker with the file drops the trigger first.
     let refused = sqlx::query("UPDATE audit_events SET actor = 'x' WHERE seq = 3")
         .execute(&app.db)
@@ -505,13 +513,13 @@ async fn the_audit_chain_verifies_and_names_a_tampered_event() {
         .execute(&app.db)
         .await
         .unwrap();
-    sqlx::query("UPDATE audit_events SET data = replace(data, 'q2', 'q9') WHERE seq = 5")
+    sqlx::query("UPDATE audit_events SET data = replace(data, 'q2', 'q9') WHERE seq = 6")
         .execute(&app.db)
         .await
         .unwrap();
     let bad = server::audit::verify(&app.db).await.unwrap();
-    assert_eq!(bad.problem.as_ref().map(|p| p.0), Some(5), "{bad:?}");
-    assert_eq!(bad.events, 4);
+    assert_eq!(bad.problem.as_ref().map(|p| p.0), Some(6), "{bad:?}");
+    assert_eq!(bad.events, 5);
 }
 
 #[tokio::test]
