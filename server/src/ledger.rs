@@ -306,7 +306,20 @@ impl Writer {
     ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
         let mut tx = store::begin_write(&self.db).await?;
         let mut head = audit::head(&mut tx).await?;
+        let mut group = Vec::new();
         for cmd in batch {
+            let cmd = match cmd {
+                Command::Ingest(job, reply) => {
+                    group.push((job, reply));
+                    continue;
+                }
+                other => other,
+            };
+            // Keep the order of effects: proposals queued before this command go first.
+            if !group.is_empty() {
+                self.ingest_group(&mut tx, &mut head, std::mem::take(&mut group), fx)
+                    .await?;
+            }
             match self.apply(&mut tx, &mut head, cmd, fx).await {
                 // Later commands in this batch must see this one's budget use.
                 Ok(deltas) => self.usage.apply(&deltas),
@@ -315,6 +328,9 @@ impl Writer {
                     return Err(e);
                 }
             }
+        }
+        if !group.is_empty() {
+            self.ingest_group(&mut tx, &mut head, group, fx).await?;
         }
         Ok(tx)
     }
@@ -328,13 +344,11 @@ impl Writer {
         fx: &mut Effects,
     ) -> Result<Vec<UsageDelta>, (sqlx::Error, Reply)> {
         match cmd {
-            Command::Ingest(job, reply) => match self.ingest(conn, head, &job, fx).await {
-                Ok((r, deltas)) => {
-                    fx.replies.push(Reply::Ingest(reply, r));
-                    Ok(deltas)
-                }
-                Err(e) => Err((e, Reply::Ingest(reply, Err(LedgerError::Unavailable)))),
-            },
+            // Proposals are stored in groups by `ingest_group`.
+            Command::Ingest(_, reply) => Err((
+                sqlx::Error::Protocol("ingest outside a group".into()),
+                Reply::Ingest(reply, Err(LedgerError::Unavailable)),
+            )),
             Command::Cancel { agent, id, reply } => match self.cancel(conn, head, &agent, &id, fx).await {
                 Ok(r) => {
                     fx.replies.push(Reply::Row(reply, Box::new(r)));
@@ -375,13 +389,66 @@ impl Writer {
         }
     }
 
-    async fn ingest(
+    /// Decide a run of proposals and store them with one statement per table: the
+    /// ledger is serial, so per-call round trips to SQLite are what limits throughput.
+    async fn ingest_group(
         &mut self,
         conn: &mut SqliteConnection,
         head: &mut Head,
-        job: &IngestJob,
+        group: Vec<(Box<IngestJob>, IngestReply)>,
         fx: &mut Effects,
-    ) -> Result<(Result<Ingested, LedgerError>, Vec<UsageDelta>), sqlx::Error> {
+    ) -> Result<(), sqlx::Error> {
+        let keys: Vec<(&str, &str)> = group
+            .iter()
+            .map(|(j, _)| (j.agent.as_str(), j.message_id.as_str()))
+            .collect();
+        let mut known = calls::find_messages(conn, &keys).await?;
+        let mut prepared: Vec<(Box<IngestJob>, Prepared)> = Vec::with_capacity(group.len());
+        let mut deltas = Vec::new();
+        for (job, reply) in group {
+            let key = (job.agent.clone(), job.message_id.clone());
+            if let Some((hash, response)) = known.get(&key) {
+                // The idempotency key was used before (earlier, or earlier in this batch).
+                let r = if hash[..] == job.body_sha256 {
+                    Ok(Ingested {
+                        body: response.clone(),
+                        replay: true,
+                    })
+                } else {
+                    Err(LedgerError::Conflict)
+                };
+                fx.replies.push(Reply::Ingest(reply, r));
+                continue;
+            }
+            let mut p = self.prepare(&job);
+            // Later calls in this batch must see this one's budget use.
+            self.usage.apply(&p.deltas);
+            deltas.append(&mut p.deltas);
+            known.insert(key, (job.body_sha256.to_vec(), p.response.clone()));
+            fx.replies.push(Reply::Ingest(
+                reply,
+                Ok(Ingested {
+                    body: p.response.clone(),
+                    replay: false,
+                }),
+            ));
+            if let Some(ev) = p.pending.take() {
+                fx.publish.push(("call_pending", ev));
+            }
+            prepared.push((job, p));
+        }
+        let rows: Vec<NewCall<'_>> = prepared.iter().map(|(job, p)| p.new_call(job)).collect();
+        calls::insert_many(conn, &rows).await?;
+        let events: Vec<audit::Chained<'_>> = prepared
+            .iter()
+            .map(|(_, p)| audit::chain(head, p.row.created_at_ms, &p.event))
+            .collect();
+        audit::insert_many(conn, &events).await?;
+        UsageState::persist(conn, &deltas).await
+    }
+
+    /// Evaluate one proposal and build everything that will be stored and answered.
+    fn prepare(&self, job: &IngestJob) -> Prepared {
         let p = &job.proposal;
         let now = store::now_ms();
         let started = std::time::Instant::now();
@@ -407,9 +474,6 @@ impl Writer {
         let eval_us = started.elapsed().as_micros() as u64;
         let id = format!("tc_{}", uuid::Uuid::now_v7().simple());
         let redacted = &job.redacted;
-        let arguments = p.arguments.to_string();
-        let arguments_redacted = redacted.arguments.to_string();
-        let context = redacted.context.clone();
         let details = json!({
             "shadow": d.shadow, "impact": d.impact, "pinned": d.pinned, "masked": redacted.masked,
             "destructive": d.destructive, "break_glass": d.break_glass, "grantable": d.grantable,
@@ -423,8 +487,8 @@ impl Writer {
             trace_id: p.trace_id.clone(),
             tool: p.tool.clone(),
             server: p.server.clone(),
-            arguments,
-            arguments_redacted,
+            arguments: p.arguments.to_string(),
+            arguments_redacted: redacted.arguments.to_string(),
             status: status.to_string(),
             blocked_by: d.blocked_by.map(|l| l.as_str().to_string()),
             rule: d.rule.clone(),
@@ -442,102 +506,45 @@ impl Writer {
             result_outcome: None,
         };
         let response = call_view(&row).to_string();
-        let inserted = calls::insert(
-            conn,
-            &NewCall {
-                id: &id,
-                agent_id: &job.agent,
-                message_id: &job.message_id,
-                body_sha256: &job.body_sha256,
-                session_id: &p.session_id,
-                trace_id: p.trace_id.as_deref(),
-                tool: &p.tool,
-                server: p.server.as_deref(),
-                arguments: &row.arguments,
-                arguments_redacted: &row.arguments_redacted,
-                agent_reason: p.reason.as_deref(),
-                plan: p.plan.as_deref(),
-                on_behalf_of: p.on_behalf_of.as_deref(),
-                context: context.as_deref(),
-                callback_url: p.callback_url.as_deref(),
-                status,
-                blocked_by: row.blocked_by.as_deref(),
-                rule: d.rule.as_deref(),
-                reason: &d.reason,
-                risk: &row.risk,
-                approvers_required: row.approvers_required,
-                policy_version: &row.policy_version,
-                details: &details,
-                response: &response,
-                created_at_ms: now,
-                expires_at_ms: d.expires_at_ms,
-            },
-        )
-        .await?;
-        if !inserted {
-            // The idempotency key was used before: replay the first answer, or refuse a
-            // different body. (Checked by the insert itself: one statement, not two.)
-            let (hash, response) = calls::find_by_message(conn, &job.agent, &job.message_id)
-                .await?
-                .ok_or(sqlx::Error::RowNotFound)?;
-            let r = if hash == job.body_sha256 {
-                Ok(Ingested {
-                    body: response,
-                    replay: true,
-                })
-            } else {
-                Err(LedgerError::Conflict)
-            };
-            return Ok((r, Vec::new()));
-        }
-        UsageState::persist(conn, &d.usage).await?;
         let source = match d.source {
             policy::Source::Policy => "policy",
             policy::Source::Grant => "grant",
         };
-        audit::append(
-            conn,
-            head,
-            now,
-            &NewEvent {
-                kind: "call_received",
-                actor: format!("agent:{}", job.agent),
-                call_id: Some(id.clone()),
-                session_id: Some(p.session_id.clone()),
-                data: json!({
-                    "tool": p.tool, "server": p.server, "trace_id": p.trace_id, "turn_id": p.turn_id,
-                    "arguments": redacted.arguments, "masked": redacted.masked,
-                    "reason": redacted.reason, "plan": redacted.plan,
-                    "on_behalf_of": p.on_behalf_of, "message_id": job.message_id,
-                    "decision": {
-                        "status": status, "blocked_by": row.blocked_by, "rule": d.rule, "reason": d.reason,
-                        "source": source, "grant_id": d.grant_id, "policy_version": row.policy_version,
-                        "risk": row.risk, "approvers_required": row.approvers_required,
-                        "expires_at_ms": d.expires_at_ms, "shadow": d.shadow,
-                    },
-                    "timings": {"received_at_ms": job.received_at_ms, "evaluate_us": eval_us},
-                }),
-            },
-        )
-        .await?;
-        if status == "pending" {
-            fx.publish.push((
-                "call_pending",
-                json!({
-                    "id": id, "agent": job.agent, "session_id": p.session_id, "tool": p.tool,
-                    "server": p.server, "risk": row.risk, "rule": d.rule, "reason": d.reason,
-                    "created_at_ms": now, "expires_at_ms": d.expires_at_ms,
-                    "approvers_required": row.approvers_required,
-                }),
-            ));
-        }
-        Ok((
-            Ok(Ingested {
-                body: response,
-                replay: false,
+        let event = NewEvent {
+            kind: "call_received",
+            actor: format!("agent:{}", job.agent),
+            call_id: Some(id.clone()),
+            session_id: Some(p.session_id.clone()),
+            data: json!({
+                "tool": p.tool, "server": p.server, "trace_id": p.trace_id, "turn_id": p.turn_id,
+                "arguments": redacted.arguments, "masked": redacted.masked,
+                "reason": redacted.reason, "plan": redacted.plan,
+                "on_behalf_of": p.on_behalf_of, "message_id": job.message_id,
+                "decision": {
+                    "status": status, "blocked_by": row.blocked_by, "rule": d.rule, "reason": d.reason,
+                    "source": source, "grant_id": d.grant_id, "policy_version": row.policy_version,
+                    "risk": row.risk, "approvers_required": row.approvers_required,
+                    "expires_at_ms": d.expires_at_ms, "shadow": d.shadow,
+                },
+                "timings": {"received_at_ms": job.received_at_ms, "evaluate_us": eval_us},
             }),
-            d.usage,
-        ))
+        };
+        let pending = (status == "pending").then(|| {
+            json!({
+                "id": id, "agent": job.agent, "session_id": p.session_id, "tool": p.tool,
+                "server": p.server, "risk": row.risk, "rule": d.rule, "reason": d.reason,
+                "created_at_ms": now, "expires_at_ms": d.expires_at_ms,
+                "approvers_required": row.approvers_required,
+            })
+        });
+        Prepared {
+            row,
+            details,
+            response,
+            event,
+            pending,
+            deltas: d.usage,
+        }
     }
 
     async fn cancel(
@@ -699,6 +706,53 @@ impl Writer {
         )
         .await?;
         Ok(())
+    }
+}
+
+type IngestReply = oneshot::Sender<Result<Ingested, LedgerError>>;
+
+/// A decided proposal, ready to store.
+struct Prepared {
+    row: CallRow,
+    details: String,
+    response: String,
+    event: NewEvent,
+    /// The `call_pending` event for dashboards.
+    pending: Option<Value>,
+    deltas: Vec<UsageDelta>,
+}
+
+impl Prepared {
+    fn new_call<'a>(&'a self, job: &'a IngestJob) -> NewCall<'a> {
+        let (p, r) = (&job.proposal, &self.row);
+        NewCall {
+            id: &r.id,
+            agent_id: &job.agent,
+            message_id: &job.message_id,
+            body_sha256: &job.body_sha256,
+            session_id: &p.session_id,
+            trace_id: p.trace_id.as_deref(),
+            tool: &p.tool,
+            server: p.server.as_deref(),
+            arguments: &r.arguments,
+            arguments_redacted: &r.arguments_redacted,
+            agent_reason: p.reason.as_deref(),
+            plan: p.plan.as_deref(),
+            on_behalf_of: p.on_behalf_of.as_deref(),
+            context: job.redacted.context.as_deref(),
+            callback_url: p.callback_url.as_deref(),
+            status: &r.status,
+            blocked_by: r.blocked_by.as_deref(),
+            rule: r.rule.as_deref(),
+            reason: &r.reason,
+            risk: &r.risk,
+            approvers_required: r.approvers_required,
+            policy_version: &r.policy_version,
+            details: &self.details,
+            response: &self.response,
+            created_at_ms: r.created_at_ms,
+            expires_at_ms: r.expires_at_ms,
+        }
     }
 }
 

@@ -755,3 +755,43 @@ async fn the_documented_curl_and_python_examples_are_accepted() {
     assert!(text.contains("pending rule refund above 5000"), "{text}");
     assert!(text.contains("after waiting: pending"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_retries_of_one_message_store_one_call() {
+    let app = spawn_app().await;
+    let agent = std::sync::Arc::new(app.agent("bot").await);
+    let body = call("web_search", json!({"query": "same"}));
+    let mut tasks = Vec::new();
+    for _ in 0..20 {
+        let (a, b) = (agent.clone(), body.clone());
+        tasks.push(tokio::spawn(async move { a.propose_as("msg_same", b).await }));
+    }
+    let mut ids = std::collections::HashSet::new();
+    for t in tasks {
+        let (s, v) = t.await.unwrap();
+        assert_eq!(s, StatusCode::OK, "{v}");
+        ids.insert(v["id"].as_str().unwrap().to_string());
+    }
+    assert_eq!(ids.len(), 1, "every retry got the same call");
+    assert_eq!(count(&app, "SELECT count(*) FROM tool_calls").await, 1);
+    assert_eq!(
+        count(&app, "SELECT count(*) FROM audit_events WHERE kind = 'call_received'").await,
+        1
+    );
+    // Different bodies racing for one id: one wins, the rest are refused.
+    let mut tasks = Vec::new();
+    for i in 0..10 {
+        let a = agent.clone();
+        let b = call("web_search", json!({"query": format!("variant {i}")}));
+        tasks.push(tokio::spawn(async move { a.propose_as("msg_race", b).await.0 }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            StatusCode::OK => ok += 1,
+            s => assert_eq!(s, StatusCode::UNAUTHORIZED),
+        }
+    }
+    assert_eq!(ok, 1);
+    assert_eq!(count(&app, "SELECT count(*) FROM tool_calls").await, 2);
+}

@@ -75,13 +75,18 @@ pub async fn head(conn: &mut SqliteConnection) -> Result<Head, sqlx::Error> {
     Ok(row.map_or_else(Head::genesis, |(seq, hash)| Head { seq, hash }))
 }
 
-/// Append one event after `head` and advance it. Only the ledger calls this.
-pub async fn append(
-    conn: &mut SqliteConnection,
-    head: &mut Head,
-    at_ms: i64,
-    ev: &NewEvent,
-) -> Result<i64, sqlx::Error> {
+/// An event with its place in the chain, ready to insert.
+pub struct Chained<'a> {
+    pub seq: i64,
+    pub at_ms: i64,
+    pub ev: &'a NewEvent,
+    pub data: String,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+/// Give `ev` the next place after `head` and advance it (no I/O).
+pub fn chain<'a>(head: &mut Head, at_ms: i64, ev: &'a NewEvent) -> Chained<'a> {
     let seq = head.seq + 1;
     let hash = event_hash(
         seq,
@@ -95,22 +100,53 @@ pub async fn append(
     );
     let mut data = String::new();
     policy::load::canonical_json(&ev.data, &mut data);
-    sqlx::query::<Sqlite>(
-        "INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, prev_hash, hash)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(seq)
-    .bind(at_ms)
-    .bind(ev.kind)
-    .bind(&ev.actor)
-    .bind(&ev.call_id)
-    .bind(&ev.session_id)
-    .bind(&data)
-    .bind(&head.hash)
-    .bind(&hash)
-    .execute(conn)
-    .await?;
-    *head = Head { seq, hash };
+    let prev_hash = std::mem::replace(&mut head.hash, hash.clone());
+    head.seq = seq;
+    Chained {
+        seq,
+        at_ms,
+        ev,
+        data,
+        prev_hash,
+        hash,
+    }
+}
+
+/// Insert chained events with one statement.
+pub async fn insert_many(conn: &mut SqliteConnection, events: &[Chained<'_>]) -> Result<(), sqlx::Error> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let mut q = sqlx::QueryBuilder::<Sqlite>::new(
+        "INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, prev_hash, hash) ",
+    );
+    q.push_values(events, |mut b, e| {
+        b.push_bind(e.seq)
+            .push_bind(e.at_ms)
+            .push_bind(e.ev.kind)
+            .push_bind(&e.ev.actor)
+            .push_bind(&e.ev.call_id)
+            .push_bind(&e.ev.session_id)
+            .push_bind(&e.data)
+            .push_bind(&e.prev_hash)
+            .push_bind(&e.hash);
+    });
+    q.build().execute(conn).await?;
+    Ok(())
+}
+
+/// Append one event after `head` and advance it. Only the ledger calls this.
+pub async fn append(
+    conn: &mut SqliteConnection,
+    head: &mut Head,
+    at_ms: i64,
+    ev: &NewEvent,
+) -> Result<i64, sqlx::Error> {
+    let mut next = head.clone();
+    let c = chain(&mut next, at_ms, ev);
+    insert_many(conn, std::slice::from_ref(&c)).await?;
+    let seq = c.seq;
+    *head = next;
     Ok(seq)
 }
 

@@ -109,6 +109,76 @@ pub async fn insert(conn: &mut SqliteConnection, c: &NewCall<'_>) -> Result<bool
     Ok(r.rows_affected() == 1)
 }
 
+/// Insert calls with one statement (the ledger has checked their idempotency keys; a
+/// duplicate fails the statement, and with it the batch).
+pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> Result<(), sqlx::Error> {
+    if calls.is_empty() {
+        return Ok(());
+    }
+    let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+        "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
+           arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
+           blocked_by, rule, reason, risk, approvers_required, policy_version, details, response,
+           created_at_ms, expires_at_ms, decided_at_ms) ",
+    );
+    q.push_values(calls, |mut b, c| {
+        b.push_bind(c.id)
+            .push_bind(c.agent_id)
+            .push_bind(c.message_id)
+            .push_bind(c.body_sha256)
+            .push_bind(c.session_id)
+            .push_bind(c.trace_id)
+            .push_bind(c.tool)
+            .push_bind(c.server)
+            .push_bind(c.arguments)
+            .push_bind(c.arguments_redacted)
+            .push_bind(c.agent_reason)
+            .push_bind(c.plan)
+            .push_bind(c.on_behalf_of)
+            .push_bind(c.context)
+            .push_bind(c.callback_url)
+            .push_bind(c.status)
+            .push_bind(c.blocked_by)
+            .push_bind(c.rule)
+            .push_bind(c.reason)
+            .push_bind(c.risk)
+            .push_bind(c.approvers_required)
+            .push_bind(c.policy_version)
+            .push_bind(c.details)
+            .push_bind(c.response)
+            .push_bind(c.created_at_ms)
+            .push_bind(c.expires_at_ms)
+            .push_bind((c.status != "pending").then_some(c.created_at_ms));
+    });
+    q.build().execute(conn).await?;
+    Ok(())
+}
+
+/// Earlier requests among these idempotency keys: (agent, message id) → (body hash, response).
+pub async fn find_messages(
+    conn: &mut SqliteConnection,
+    keys: &[(&str, &str)],
+) -> Result<std::collections::HashMap<(String, String), (Vec<u8>, String)>, sqlx::Error> {
+    let mut out = std::collections::HashMap::new();
+    if keys.is_empty() {
+        return Ok(out);
+    }
+    let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+        "SELECT agent_id, message_id, body_sha256, response FROM tool_calls WHERE (agent_id, message_id) IN (VALUES ",
+    );
+    let mut sep = q.separated(", ");
+    for (agent, msg) in keys {
+        sep.push("(").push_bind_unseparated(*agent).push_unseparated(", ");
+        sep.push_bind_unseparated(*msg).push_unseparated(")");
+    }
+    q.push(")");
+    let rows: Vec<(String, String, Vec<u8>, String)> = q.build_query_as().fetch_all(conn).await?;
+    for (a, m, h, r) in rows {
+        out.insert((a, m), (h, r));
+    }
+    Ok(out)
+}
+
 /// An earlier request with the same idempotency key: (body hash, stored response).
 pub async fn find_by_message(
     conn: &mut SqliteConnection,

@@ -40,20 +40,27 @@ impl UsageState {
     }
 
     /// Write the deltas to the database (inside the caller's transaction).
+    /// Deltas of one key are summed first: one statement per budget key, not per call.
     pub async fn persist(conn: &mut SqliteConnection, deltas: &[UsageDelta]) -> Result<(), sqlx::Error> {
+        let mut sums: HashMap<(&str, &str), (i64, f64, Option<i64>)> = HashMap::new();
         for d in deltas {
-            let (count, amount, tat): (i64, f64, Option<i64>) = match d.change {
-                UsageChange::Count => (1, 0.0, None),
-                UsageChange::Amount(a) => (0, a, None),
-                UsageChange::Tat(t) => (0, 0.0, Some(t)),
-            };
+            let e = sums
+                .entry((d.budget.as_str(), d.scope.as_str()))
+                .or_insert((0, 0.0, None));
+            match d.change {
+                UsageChange::Count => e.0 += 1,
+                UsageChange::Amount(a) => e.1 += a,
+                UsageChange::Tat(t) => e.2 = Some(t),
+            }
+        }
+        for ((budget, scope), (count, amount, tat)) in sums {
             sqlx::query(
                 "INSERT INTO budget_usage (budget, scope, count, amount, tat_ms) VALUES (?, ?, ?, ?, ?)
                  ON CONFLICT (budget, scope) DO UPDATE SET count = count + excluded.count,
                    amount = amount + excluded.amount, tat_ms = coalesce(excluded.tat_ms, tat_ms)",
             )
-            .bind(&d.budget)
-            .bind(&d.scope)
+            .bind(budget)
+            .bind(scope)
             .bind(count)
             .bind(amount)
             .bind(tat)
