@@ -8,6 +8,7 @@ bash scripts/build.sh
 work="$(mktemp -d)"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 export AIRLOCK_DATABASE_URL="sqlite://$work/airlock.db"
+export AIRLOCK_KEY_FILE="$work/airlock.key"
 export AIRLOCK_BIND="127.0.0.1:$port"
 export AIRLOCK_COOKIE_SECURE=false
 export AIRLOCK_SITE_ROOT=target/site
