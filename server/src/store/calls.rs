@@ -65,50 +65,6 @@ pub struct NewCall<'a> {
     pub expires_at_ms: Option<i64>,
 }
 
-/// Insert a call; false (and nothing written) when its (agent, message id) exists.
-pub async fn insert(conn: &mut SqliteConnection, c: &NewCall<'_>) -> Result<bool, sqlx::Error> {
-    let r = sqlx::query(
-        "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
-           arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
-           blocked_by, rule, reason, risk, approvers_required, policy_version, details, response,
-           created_at_ms, expires_at_ms, decided_at_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-           CASE WHEN ? = 'pending' THEN NULL ELSE ? END)
-         ON CONFLICT (agent_id, message_id) DO NOTHING",
-    )
-    .bind(c.id)
-    .bind(c.agent_id)
-    .bind(c.message_id)
-    .bind(c.body_sha256)
-    .bind(c.session_id)
-    .bind(c.trace_id)
-    .bind(c.tool)
-    .bind(c.server)
-    .bind(c.arguments)
-    .bind(c.arguments_redacted)
-    .bind(c.agent_reason)
-    .bind(c.plan)
-    .bind(c.on_behalf_of)
-    .bind(c.context)
-    .bind(c.callback_url)
-    .bind(c.status)
-    .bind(c.blocked_by)
-    .bind(c.rule)
-    .bind(c.reason)
-    .bind(c.risk)
-    .bind(c.approvers_required)
-    .bind(c.policy_version)
-    .bind(c.details)
-    .bind(c.response)
-    .bind(c.created_at_ms)
-    .bind(c.expires_at_ms)
-    .bind(c.status)
-    .bind(c.created_at_ms)
-    .execute(conn)
-    .await?;
-    Ok(r.rows_affected() == 1)
-}
-
 /// Insert calls with one statement (the ledger has checked their idempotency keys; a
 /// duplicate fails the statement, and with it the batch).
 pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> Result<(), sqlx::Error> {
@@ -177,19 +133,6 @@ pub async fn find_messages(
         out.insert((a, m), (h, r));
     }
     Ok(out)
-}
-
-/// An earlier request with the same idempotency key: (body hash, stored response).
-pub async fn find_by_message(
-    conn: &mut SqliteConnection,
-    agent_id: &str,
-    message_id: &str,
-) -> Result<Option<(Vec<u8>, String)>, sqlx::Error> {
-    sqlx::query_as("SELECT body_sha256, response FROM tool_calls WHERE agent_id = ? AND message_id = ?")
-        .bind(agent_id)
-        .bind(message_id)
-        .fetch_optional(conn)
-        .await
 }
 
 pub async fn get(db: &Db, id: &str) -> Result<Option<CallRow>, sqlx::Error> {
