@@ -3,6 +3,9 @@
 //! user from the request, check the role and the CSRF token, and call the server's
 //! [`api::Backend`].
 
+// The review page's view type is deeper than the default limit allows.
+#![recursion_limit = "256"]
+
 pub mod api;
 pub mod components;
 pub mod pages;
@@ -59,6 +62,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=pages::home::Home ssr=SsrMode::Async/>
                     <Route path=path!("/login") view=pages::login::Login ssr=SsrMode::Async/>
                     <Route path=path!("/queue") view=pages::queue::Queue ssr=SsrMode::Async/>
+                    <Route path=path!("/calls/:id") view=pages::review::Review ssr=SsrMode::Async/>
+                    <Route path=path!("/grants") view=pages::grants::Grants ssr=SsrMode::Async/>
                     <Route path=path!("/audit") view=pages::audit::Audit ssr=SsrMode::Async/>
                     <Route path=path!("/stats") view=pages::stats::Stats ssr=SsrMode::Async/>
                     <Route path=path!("/admin") view=pages::admin::Admin ssr=SsrMode::Async/>

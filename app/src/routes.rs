@@ -21,6 +21,11 @@ pub const PAGES: &[Page] = &[
         roles: &[Admin, Reviewer, Oncall, Auditor],
     },
     Page {
+        path: "/grants",
+        label: "Grants",
+        roles: &[Admin, Reviewer, Oncall, Auditor],
+    },
+    Page {
         path: "/audit",
         label: "Audit",
         roles: &[Admin, Auditor],
@@ -40,8 +45,10 @@ pub const PAGES: &[Page] = &[
 /// Paths anyone may open without signing in.
 pub const PUBLIC: &[&str] = &["/login"];
 
-/// The page at `path`, if it is a dashboard page.
+/// The page at `path`, if it is a dashboard page. A call's review page (`/calls/ID`)
+/// belongs to the queue: the same people may open it.
 pub fn page(path: &str) -> Option<&'static Page> {
+    let path = if path.starts_with("/calls/") { "/queue" } else { path };
     PAGES.iter().find(|p| p.path == path)
 }
 
@@ -72,7 +79,7 @@ mod tests {
         assert!(!page("/audit").unwrap().roles.contains(&Reviewer));
         assert_eq!(
             pages_for(Reviewer).map(|p| p.label).collect::<Vec<_>>(),
-            ["Queue", "Stats"]
+            ["Queue", "Grants", "Stats"]
         );
     }
 }

@@ -1,14 +1,32 @@
 //! The server's side of [`app::api::Backend`]: what server functions call.
 
 use crate::auth::{users as people, users::UserError, Password};
+use crate::ledger::Ledger;
 use crate::realtime::Hub;
-use crate::store::{users, Db};
-use app::api::{Backend, BackendError, Role, UserView};
+use crate::review::{self, unredact::unredact, Action, GrantKind, GrantRequest, Review, ReviewError};
+use crate::store::calls::{self, CallRow};
+use crate::store::review::{self as reviews, GrantRow};
+use crate::store::{self, users, Db};
+use app::api::{
+    Backend, BackendError, CallDetail, DecisionInput, DecisionOutcome, GrantList, GrantScopeKind, GrantView,
+    ImpactView, QueueItem, QueueSnapshot, Role, SessionCall, UserView, Verdict,
+};
+use policy::Policy;
+use serde_json::Value;
 use std::sync::Arc;
 
 pub struct ServerBackend {
     pub db: Db,
     pub hub: Arc<Hub>,
+    pub ledger: Ledger,
+    pub policy: Arc<Policy>,
+}
+
+/// Log an internal error and give the person a reference to quote.
+fn internal(e: impl std::fmt::Display, what: &str) -> BackendError {
+    let reference = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    tracing::error!(error = %e, reference, "{what} failed");
+    BackendError::Internal(reference)
 }
 
 fn map(e: UserError) -> BackendError {
@@ -16,11 +34,7 @@ fn map(e: UserError) -> BackendError {
         UserError::Invalid(m) => BackendError::Invalid(m),
         UserError::Conflict(m) => BackendError::Conflict(m),
         UserError::NotFound => BackendError::NotFound,
-        UserError::Internal(m) => {
-            let reference = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
-            tracing::error!(error = %m, reference, "user administration failed");
-            BackendError::Internal(reference)
-        }
+        UserError::Internal(m) => internal(m, "user administration"),
     }
 }
 
@@ -72,5 +86,366 @@ impl Backend for ServerBackend {
         self.hub
             .publish("users_changed", serde_json::json!({ "user": user_id }));
         Ok(())
+    }
+
+    async fn queue(&self) -> Result<QueueSnapshot, BackendError> {
+        let seq = self.hub.head();
+        let rows = calls::pending(&self.db, 1000)
+            .await
+            .map_err(|e| internal(e, "reading the queue"))?;
+        let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+        let approvals = reviews::approvals_of(&self.db, &ids)
+            .await
+            .map_err(|e| internal(e, "reading approvals"))?;
+        let items = rows
+            .iter()
+            .map(|r| {
+                let mut item = queue_item(&self.policy, r);
+                item.approvals = approvals
+                    .iter()
+                    .filter(|(c, _)| *c == r.id)
+                    .map(|(_, u)| u.clone())
+                    .collect();
+                item
+            })
+            .collect();
+        Ok(QueueSnapshot {
+            items,
+            now_ms: store::now_ms(),
+            seq,
+        })
+    }
+
+    async fn call_detail(&self, id: &str) -> Result<CallDetail, BackendError> {
+        let read = |e: sqlx::Error| internal(e, "reading a call");
+        let row = calls::get(&self.db, id)
+            .await
+            .map_err(read)?
+            .ok_or(BackendError::NotFound)?;
+        let mut conn = self.db.acquire().await.map_err(read)?;
+        let extras = calls::extras_in(&mut conn, id)
+            .await
+            .map_err(read)?
+            .ok_or(BackendError::NotFound)?;
+        let approvals = reviews::approvals_in(&mut conn, id).await.map_err(read)?;
+        drop(conn);
+        let session = calls::session_recent(&self.db, &row.agent_id, &row.session_id, 20)
+            .await
+            .map_err(read)?;
+        let details: Value = serde_json::from_str(&extras.details).unwrap_or(Value::Null);
+        let impact = details.get("impact").filter(|v| !v.is_null()).map(|i| ImpactView {
+            paths: i["paths"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|p| p.as_str().map(str::to_string)).collect())
+                .unwrap_or_default(),
+            files: i["stats"]["files"].as_u64(),
+            bytes: i["stats"]["bytes"].as_u64(),
+            complete: i["stats"]["complete"].as_bool().unwrap_or(true),
+        });
+        let list = |key: &str, field: &str| -> Vec<String> {
+            details[key]
+                .as_array()
+                .map(|a| a.iter().filter_map(|v| v[field].as_str().map(str::to_string)).collect())
+                .unwrap_or_default()
+        };
+        let shadow = details["shadow"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|f| {
+                        format!(
+                            "{} ({}): would be {} — {}",
+                            f["rule"].as_str().unwrap_or("?"),
+                            f["layer"].as_str().unwrap_or("?"),
+                            f["would"].as_str().unwrap_or("?"),
+                            f["reason"].as_str().unwrap_or("")
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut item = queue_item(&self.policy, &row);
+        item.approvals = approvals;
+        Ok(CallDetail {
+            status: row.status.clone(),
+            decided_by: row.decided_by.clone(),
+            decided_at_ms: row.decided_at_ms,
+            comment: row.comment.clone(),
+            arguments: pretty(&row.arguments_redacted),
+            final_arguments: row.final_arguments.as_deref().map(|a| {
+                let v: Value = serde_json::from_str(a).unwrap_or(Value::Null);
+                serde_json::to_string_pretty(&policy::redact::redact_value(&v).value).unwrap_or_default()
+            }),
+            agent_reason: extras.agent_reason,
+            plan: extras.plan,
+            context: extras.context.as_deref().map(pretty),
+            trace_id: row.trace_id.clone(),
+            tool_description: self
+                .policy
+                .tool_info(&row.tool)
+                .map(|t| t.description)
+                .unwrap_or_default(),
+            impact,
+            shadow,
+            masked: list("masked", "path"),
+            grantable: details["grantable"].as_bool().unwrap_or(false) && row.approvers_required <= 1,
+            session: session
+                .into_iter()
+                .map(|c| SessionCall {
+                    id: c.id,
+                    tool: c.tool,
+                    status: c.status,
+                    created_at_ms: c.created_at_ms,
+                })
+                .collect(),
+            result: row.result_outcome.clone(),
+            now_ms: store::now_ms(),
+            item,
+        })
+    }
+
+    async fn decide(&self, actor: &UserView, id: &str, input: DecisionInput) -> DecisionOutcome {
+        let fail = |message: String| DecisionOutcome {
+            id: id.to_string(),
+            ok: false,
+            status: None,
+            message,
+        };
+        if !actor.role.can_decide() {
+            return fail(format!("your role ({}) may not decide calls", actor.role));
+        }
+        let action = match self.action(id, input).await {
+            Ok(a) => a,
+            Err(e) => return fail(refusal(e)),
+        };
+        let grant = match &action {
+            Action::Approve { grant: Some(g) } => Some(*g),
+            _ => None,
+        };
+        let review = Review {
+            call_id: id.to_string(),
+            reviewer: format!("user:{}", actor.username),
+            action,
+        };
+        match self.ledger.review(review).await {
+            Ok(r) => {
+                let message = match r.status.as_str() {
+                    "pending" => format!(
+                        "Approval recorded ({} of {}); it needs another reviewer.",
+                        r.approvals.len(),
+                        r.approvers_required
+                    ),
+                    "approved" => match (grant, &r.grant_id) {
+                        (Some(g), Some(gid)) => format!(
+                            "Approved. Later calls of this {} in this session are allowed for {} minutes (grant {gid}).",
+                            if g.scope == GrantKind::Server { "MCP server" } else { "tool" },
+                            g.minutes
+                        ),
+                        _ => "Approved; the agent may run it.".into(),
+                    },
+                    "modified" => "Released with your changes.".into(),
+                    "rejected" => "Rejected; the agent was given your reason.".into(),
+                    "skipped" => "Skipped; the agent will not run it.".into(),
+                    other => format!("The call is now {other}."),
+                };
+                tracing::info!(actor = %actor.username, call = id, status = %r.status, "call decided");
+                DecisionOutcome {
+                    id: id.to_string(),
+                    ok: true,
+                    status: Some(r.status),
+                    message,
+                }
+            }
+            Err(e) => fail(refusal(e)),
+        }
+    }
+
+    async fn grants(&self) -> Result<GrantList, BackendError> {
+        let now = store::now_ms();
+        let read = |e: sqlx::Error| internal(e, "reading grants");
+        let active = reviews::active_grants(&self.db, now).await.map_err(read)?;
+        let ended = reviews::recent_ended_grants(&self.db, now, 20).await.map_err(read)?;
+        Ok(GrantList {
+            active: active.into_iter().map(grant_view).collect(),
+            ended: ended.into_iter().map(grant_view).collect(),
+            now_ms: now,
+        })
+    }
+
+    async fn revoke_grant(&self, actor: &UserView, id: &str) -> Result<(), BackendError> {
+        if !actor.role.can_decide() {
+            return Err(BackendError::Invalid(format!(
+                "your role ({}) may not revoke grants",
+                actor.role
+            )));
+        }
+        match self
+            .ledger
+            .revoke_grant(id, &format!("user:{}", actor.username), "revoked by a reviewer")
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(ReviewError::GrantNotFound) => Err(BackendError::Conflict(
+                "this grant is no longer active (revoked or expired)".into(),
+            )),
+            Err(e) => Err(internal(e, "revoking a grant")),
+        }
+    }
+}
+
+impl ServerBackend {
+    /// Turn what the reviewer submitted into a checked action: free text bounded and
+    /// redacted, modified arguments un-redacted and re-validated by the policy engine,
+    /// approvals re-checked against the current policy.
+    async fn action(&self, id: &str, input: DecisionInput) -> Result<Action, ReviewError> {
+        match input.verdict {
+            Verdict::Reject => {
+                let reason = review::clean_text(&input.text, "reason")?
+                    .ok_or_else(|| ReviewError::Invalid("a rejection needs a reason for the agent".into()))?;
+                Ok(Action::Reject { reason })
+            }
+            Verdict::Skip => Ok(Action::Skip {
+                comment: review::clean_text(&input.text, "comment")?,
+            }),
+            Verdict::Approve => {
+                let grant = match input.grant {
+                    None => None,
+                    Some((scope, minutes)) => {
+                        if !(1..=review::MAX_GRANT_MINUTES).contains(&minutes) {
+                            return Err(ReviewError::Invalid(format!(
+                                "a grant lasts between 1 and {} minutes",
+                                review::MAX_GRANT_MINUTES
+                            )));
+                        }
+                        let scope = match scope {
+                            GrantScopeKind::Tool => GrantKind::Tool,
+                            GrantScopeKind::Server => GrantKind::Server,
+                        };
+                        Some(GrantRequest { scope, minutes })
+                    }
+                };
+                let row = self.pending_row(id).await?;
+                let raw: Value = serde_json::from_str(&row.arguments).unwrap_or(Value::Null);
+                self.check(&row, raw).await?;
+                Ok(Action::Approve { grant })
+            }
+            Verdict::Modify => {
+                let row = self.pending_row(id).await?;
+                let edited = policy::parse_strict(input.arguments.as_bytes(), self.policy.limits)
+                    .map_err(|e| ReviewError::Invalid(format!("the arguments are not valid JSON: {e}")))?;
+                let redacted: Value = serde_json::from_str(&row.arguments_redacted).unwrap_or(Value::Null);
+                let raw: Value = serde_json::from_str(&row.arguments).unwrap_or(Value::Null);
+                if edited == redacted {
+                    return Err(ReviewError::Invalid(
+                        "the arguments are unchanged; approve the call instead".into(),
+                    ));
+                }
+                let arguments = unredact(&edited, &redacted, &raw).map_err(ReviewError::Invalid)?;
+                self.check(&row, arguments.clone()).await?;
+                Ok(Action::Modify {
+                    arguments,
+                    comment: review::clean_text(&input.text, "comment")?,
+                })
+            }
+        }
+    }
+
+    /// The call, when it can still be decided (the ledger checks again, atomically).
+    async fn pending_row(&self, id: &str) -> Result<CallRow, ReviewError> {
+        let row = calls::get(&self.db, id)
+            .await
+            .map_err(|_| ReviewError::Unavailable)?
+            .ok_or(ReviewError::NotFound)?;
+        if row.status != "pending" {
+            return Err(ReviewError::AlreadyDecided {
+                by: row.decided_by.unwrap_or_else(|| "the policy".into()),
+                status: row.status,
+            });
+        }
+        Ok(row)
+    }
+
+    /// Layers 1–3 of the policy on the arguments to release. Guards may look at this
+    /// host (symlinks, DNS), so the check runs on the blocking pool.
+    async fn check(&self, row: &CallRow, arguments: Value) -> Result<(), ReviewError> {
+        let policy = self.policy.clone();
+        let (tool, server, session) = (row.tool.clone(), row.server.clone(), row.session_id.clone());
+        tokio::task::spawn_blocking(move || {
+            let call = policy::Call {
+                tool: &tool,
+                server: server.as_deref(),
+                session_id: &session,
+                turn_id: None,
+                arguments: &arguments,
+                context: &Value::Null,
+            };
+            policy.check_arguments(&call, &policy::LocalHost)
+        })
+        .await
+        .map_err(|_| ReviewError::Unavailable)?
+        .map_err(|r| ReviewError::Refused {
+            layer: r.layer.as_str().to_string(),
+            reason: r.reason,
+        })
+    }
+}
+
+/// Why a decision was refused, as the reviewer reads it.
+fn refusal(e: ReviewError) -> String {
+    match e {
+        ReviewError::AlreadyDecided { status, by } => format!("Already {status} by {}.", who(&by)),
+        other => other.to_string(),
+    }
+}
+
+/// `user:alice` → `alice`; lists and `system` stay as they are.
+fn who(by: &str) -> String {
+    by.split(", ")
+        .map(|p| p.strip_prefix("user:").unwrap_or(p))
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+fn pretty(json: &str) -> String {
+    serde_json::from_str::<Value>(json)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| json.to_string())
+}
+
+/// The queue's view of a call row (approvals are filled in by the caller).
+pub fn queue_item(policy: &Policy, r: &CallRow) -> QueueItem {
+    QueueItem {
+        id: r.id.clone(),
+        agent: r.agent_id.clone(),
+        session_id: r.session_id.clone(),
+        tool: r.tool.clone(),
+        server: r.server.clone(),
+        risk: r.risk.clone(),
+        destructive: policy.tool_info(&r.tool).is_some_and(|t| t.destructive),
+        rule: r.rule.clone(),
+        reason: r.reason.clone(),
+        blocked_by: r.blocked_by.clone(),
+        created_at_ms: r.created_at_ms,
+        expires_at_ms: r.expires_at_ms,
+        approvers_required: r.approvers_required,
+        approvals: Vec::new(),
+    }
+}
+
+fn grant_view(g: GrantRow) -> GrantView {
+    GrantView {
+        id: g.id,
+        agent: g.agent_id,
+        session_id: g.session_id,
+        scope: g.scope_kind,
+        name: g.scope_name,
+        created_by: g.created_by,
+        created_at_ms: g.created_at_ms,
+        expires_at_ms: g.expires_at_ms,
+        revoked_at_ms: g.revoked_at_ms,
+        revoked_by: g.revoked_by,
+        revoke_reason: g.revoke_reason,
+        source_call_id: g.source_call_id,
     }
 }

@@ -11,7 +11,10 @@ use crate::ingest::facts::{Facts, Recorded};
 use crate::ingest::proposal::Proposal;
 use crate::ingest::view::{call_view, executable};
 use crate::realtime::{waiters::Waiters, Hub};
+use crate::review::grants::GrantState;
+use crate::review::{self, Action, GrantKind, Review, ReviewError, Reviewed};
 use crate::store::calls::{self, CallRow, NewCall};
+use crate::store::review::{self as reviews, GrantRow};
 use crate::store::usage::UsageState;
 use crate::store::{self, Db};
 use policy::{Call, Inputs, Policy, UsageDelta};
@@ -46,6 +49,14 @@ pub enum Command {
     CallbackAttempt(CallbackAttempt, oneshot::Sender<()>),
     /// An event with nothing else to write (e.g. a refused signature).
     Audit(NewEvent),
+    /// A reviewer's decision on a held call.
+    Review(Review, oneshot::Sender<Result<Reviewed, ReviewError>>),
+    RevokeGrant {
+        id: String,
+        by: String,
+        reason: String,
+        reply: oneshot::Sender<Result<(), ReviewError>>,
+    },
 }
 
 pub struct IngestJob {
@@ -173,6 +184,27 @@ impl Ledger {
         }
     }
 
+    pub async fn review(&self, r: Review) -> Result<Reviewed, ReviewError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Review(r, reply))
+            .await
+            .map_err(|_| ReviewError::Unavailable)?;
+        rx.await.map_err(|_| ReviewError::Unavailable)?
+    }
+
+    pub async fn revoke_grant(&self, id: &str, by: &str, reason: &str) -> Result<(), ReviewError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::RevokeGrant {
+            id: id.into(),
+            by: by.into(),
+            reason: reason.into(),
+            reply,
+        })
+        .await
+        .map_err(|_| ReviewError::Unavailable)?;
+        rx.await.map_err(|_| ReviewError::Unavailable)?
+    }
+
     /// Record an event without waiting; dropped (and logged) if the ledger is overloaded.
     pub fn audit(&self, ev: NewEvent) {
         if let Err(e) = self.tx.try_send(Command::Audit(ev)) {
@@ -193,6 +225,11 @@ enum Reply {
     ),
     Count(oneshot::Sender<usize>, usize),
     Unit(oneshot::Sender<()>),
+    Review(
+        oneshot::Sender<Result<Reviewed, ReviewError>>,
+        Result<Reviewed, ReviewError>,
+    ),
+    Revoke(oneshot::Sender<Result<(), ReviewError>>, Result<(), ReviewError>),
     None,
 }
 
@@ -215,6 +252,7 @@ struct Writer {
     db: Db,
     policy: Arc<Policy>,
     usage: UsageState,
+    grants: GrantState,
     shared: Shared,
 }
 
@@ -229,11 +267,15 @@ pub async fn start(
         .await
         .map_err(|e| format!("loading budget usage: {e}"))?;
     drop(conn);
+    let grants = reviews::active_grants(&db, store::now_ms())
+        .await
+        .map_err(|e| format!("loading grants: {e}"))?;
     let (tx, rx) = mpsc::channel(QUEUE);
     let writer = Writer {
         db,
         policy,
         usage,
+        grants: GrantState::from_rows(grants),
         shared,
     };
     let task = tokio::spawn(writer.run(rx));
@@ -264,12 +306,17 @@ impl Writer {
                     self.usage = u;
                 }
             }
+            if let Ok(rows) = reviews::active_grants(&self.db, store::now_ms()).await {
+                self.grants = GrantState::from_rows(rows);
+            }
             for r in fx.replies {
                 match r {
                     Reply::Ingest(tx, _) => drop(tx.send(Err(LedgerError::Unavailable))),
                     Reply::Row(tx, _) => drop(tx.send(Err(LedgerError::Unavailable))),
                     Reply::Count(tx, _) => drop(tx.send(0)),
                     Reply::Unit(tx) => drop(tx.send(())),
+                    Reply::Review(tx, _) => drop(tx.send(Err(ReviewError::Unavailable))),
+                    Reply::Revoke(tx, _) => drop(tx.send(Err(ReviewError::Unavailable))),
                     Reply::None => {}
                 }
             }
@@ -281,6 +328,8 @@ impl Writer {
                 Reply::Row(tx, v) => drop(tx.send(*v)),
                 Reply::Count(tx, v) => drop(tx.send(v)),
                 Reply::Unit(tx) => drop(tx.send(())),
+                Reply::Review(tx, v) => drop(tx.send(v)),
+                Reply::Revoke(tx, v) => drop(tx.send(v)),
                 Reply::None => {}
             }
         }
@@ -386,6 +435,23 @@ impl Writer {
                 Ok(_) => Ok(Vec::new()),
                 Err(e) => Err((e, Reply::None)),
             },
+            Command::Review(r, reply) => match self.review(conn, head, &r, fx).await {
+                Ok(v) => {
+                    fx.replies.push(Reply::Review(reply, v));
+                    Ok(Vec::new())
+                }
+                Err(e) => Err((e, Reply::Review(reply, Err(ReviewError::Unavailable)))),
+            },
+            Command::RevokeGrant { id, by, reason, reply } => {
+                match self.revoke(conn, head, &id, &by, &reason, fx).await {
+                    Ok(v) => {
+                        let v = if v { Ok(()) } else { Err(ReviewError::GrantNotFound) };
+                        fx.replies.push(Reply::Revoke(reply, v));
+                        Ok(Vec::new())
+                    }
+                    Err(e) => Err((e, Reply::Revoke(reply, Err(ReviewError::Unavailable)))),
+                }
+            }
         }
     }
 
@@ -420,7 +486,13 @@ impl Writer {
                 fx.replies.push(Reply::Ingest(reply, r));
                 continue;
             }
-            let mut p = self.prepare(&job);
+            // A new trust context ends the session's grants before this call is decided.
+            let trust = review::trust_of(&job.proposal.context);
+            for (grant, was) in self.grants.stale(&job.agent, &job.proposal.session_id, &trust) {
+                let why = format!("the session's trust context changed from {was} to {trust}");
+                self.revoke(conn, head, &grant, "system", &why, fx).await?;
+            }
+            let mut p = self.prepare(&job, trust);
             // Later calls in this batch must see this one's budget use.
             self.usage.apply(&p.deltas);
             deltas.append(&mut p.deltas);
@@ -448,9 +520,10 @@ impl Writer {
     }
 
     /// Evaluate one proposal and build everything that will be stored and answered.
-    fn prepare(&self, job: &IngestJob) -> Prepared {
+    fn prepare(&self, job: &IngestJob, trust: String) -> Prepared {
         let p = &job.proposal;
         let now = store::now_ms();
+        let grants = self.grants.for_session(&job.agent, &p.session_id, now);
         let started = std::time::Instant::now();
         let call = Call {
             tool: &p.tool,
@@ -461,13 +534,12 @@ impl Writer {
             context: &p.context,
         };
         let host = Recorded(&job.facts);
-        // Grants arrive with the reviewer dashboard; until then there are none.
         let d = self.policy.evaluate(
             &call,
             &Inputs {
                 now_ms: now,
                 usage: &self.usage,
-                grants: &[],
+                grants: &grants,
                 host: &host,
             },
         );
@@ -529,14 +601,8 @@ impl Writer {
                 "timings": {"received_at_ms": job.received_at_ms, "evaluate_us": eval_us},
             }),
         };
-        let pending = (status == "pending").then(|| {
-            json!({
-                "id": id, "agent": job.agent, "session_id": p.session_id, "tool": p.tool,
-                "server": p.server, "risk": row.risk, "rule": d.rule, "reason": d.reason,
-                "created_at_ms": now, "expires_at_ms": d.expires_at_ms,
-                "approvers_required": row.approvers_required,
-            })
-        });
+        let pending = (status == "pending")
+            .then(|| serde_json::to_value(crate::backend::queue_item(&self.policy, &row)).unwrap_or(Value::Null));
         Prepared {
             row,
             details,
@@ -544,6 +610,7 @@ impl Writer {
             event,
             pending,
             deltas: d.usage,
+            trust,
         }
     }
 
@@ -666,6 +733,250 @@ impl Writer {
         Ok(n)
     }
 
+    /// Apply a reviewer's decision. Only a pending, unexpired call can be decided; the
+    /// first decision to reach the ledger wins and later ones are told who won.
+    async fn review(
+        &mut self,
+        conn: &mut SqliteConnection,
+        head: &mut Head,
+        r: &Review,
+        fx: &mut Effects,
+    ) -> Result<Result<Reviewed, ReviewError>, sqlx::Error> {
+        let Some(row) = calls::get_in(conn, &r.call_id).await? else {
+            return Ok(Err(ReviewError::NotFound));
+        };
+        if row.status != "pending" {
+            return Ok(Err(ReviewError::AlreadyDecided {
+                status: row.status,
+                by: row.decided_by.unwrap_or_else(|| "the policy".into()),
+            }));
+        }
+        let now = store::now_ms();
+        if row.expires_at_ms.is_some_and(|t| t <= now) {
+            return Ok(Err(ReviewError::Expired));
+        }
+        let mut approvals = reviews::approvals_in(conn, &row.id).await?;
+        let base = json!({"tool": row.tool, "server": row.server, "agent": row.agent_id, "action": r.action.name()});
+        let (status, comment, final_args, mut data) = match &r.action {
+            Action::Reject { reason } => ("rejected", Some(reason.clone()), None, json!({"reason": reason})),
+            Action::Skip { comment } => ("skipped", comment.clone(), None, json!({"comment": comment})),
+            Action::Modify { arguments, comment } => {
+                if row.approvers_required > 1 {
+                    return Ok(Err(ReviewError::Invalid(format!(
+                        "this call needs {} approvers, so it cannot be modified; reject it with a reason instead",
+                        row.approvers_required
+                    ))));
+                }
+                let data = json!({
+                    "comment": comment,
+                    "original": serde_json::from_str::<Value>(&row.arguments_redacted).unwrap_or(Value::Null),
+                    "modified": policy::redact::redact_value(arguments).value,
+                });
+                ("modified", comment.clone(), Some(arguments.to_string()), data)
+            }
+            Action::Approve { grant } => {
+                if approvals.contains(&r.reviewer) {
+                    return Ok(Err(ReviewError::AlreadyApproved));
+                }
+                if grant.is_some() && row.approvers_required > 1 {
+                    return Ok(Err(ReviewError::Invalid(
+                        "calls that need several approvers cannot be answered with an approve-all grant".into(),
+                    )));
+                }
+                reviews::add_approval(conn, &row.id, &r.reviewer, now).await?;
+                approvals.push(r.reviewer.clone());
+                if (approvals.len() as i64) < row.approvers_required {
+                    audit::append(
+                        conn,
+                        head,
+                        now,
+                        &NewEvent {
+                            kind: "call_approval_recorded",
+                            actor: r.reviewer.clone(),
+                            call_id: Some(row.id.clone()),
+                            session_id: Some(row.session_id.clone()),
+                            data: json!({"tool": row.tool, "approvals": approvals, "required": row.approvers_required}),
+                        },
+                    )
+                    .await?;
+                    fx.publish.push((
+                        "call_updated",
+                        json!({"id": row.id, "approvals": approvals, "approvers_required": row.approvers_required}),
+                    ));
+                    return Ok(Ok(Reviewed {
+                        status: "pending".into(),
+                        approvals,
+                        approvers_required: row.approvers_required,
+                        grant_id: None,
+                    }));
+                }
+                ("approved", None, None, json!({"approvals": approvals}))
+            }
+        };
+        let grant_id = match &r.action {
+            Action::Approve { grant: Some(g) } => match self.grant(conn, head, &row, r, *g, now, fx).await? {
+                Ok(id) => Some(id),
+                Err(e) => return Ok(Err(e)),
+            },
+            _ => None,
+        };
+        let decided_by = if status == "approved" {
+            approvals.join(", ")
+        } else {
+            r.reviewer.clone()
+        };
+        if !calls::finish(
+            conn,
+            &row.id,
+            status,
+            now,
+            &decided_by,
+            comment.as_deref(),
+            final_args.as_deref(),
+        )
+        .await?
+        {
+            return Ok(Err(ReviewError::Unavailable));
+        }
+        if let (Value::Object(d), Value::Object(b)) = (&mut data, base) {
+            d.extend(b);
+            d.insert("status".into(), json!(status));
+            d.insert("source".into(), json!("reviewer"));
+            d.insert("waited_ms".into(), json!(now - row.created_at_ms));
+            d.insert("grant_id".into(), json!(grant_id));
+        }
+        audit::append(
+            conn,
+            head,
+            now,
+            &NewEvent {
+                kind: "call_decided",
+                actor: r.reviewer.clone(),
+                call_id: Some(row.id.clone()),
+                session_id: Some(row.session_id.clone()),
+                data,
+            },
+        )
+        .await?;
+        let row = calls::get_in(conn, &row.id).await?.ok_or(sqlx::Error::RowNotFound)?;
+        if row.callback_url.is_some() {
+            calls::queue_callback(conn, &row.id, now).await?;
+            fx.callbacks = true;
+        }
+        decided(fx, &row);
+        Ok(Ok(Reviewed {
+            status: row.status,
+            approvals,
+            approvers_required: row.approvers_required,
+            grant_id,
+        }))
+    }
+
+    /// Create an approve-all grant from the call being approved.
+    #[allow(clippy::too_many_arguments)]
+    async fn grant(
+        &mut self,
+        conn: &mut SqliteConnection,
+        head: &mut Head,
+        row: &CallRow,
+        r: &Review,
+        g: review::GrantRequest,
+        now: i64,
+        fx: &mut Effects,
+    ) -> Result<Result<String, ReviewError>, sqlx::Error> {
+        let extras = calls::extras_in(conn, &row.id).await?.ok_or(sqlx::Error::RowNotFound)?;
+        let grantable = serde_json::from_str::<Value>(&extras.details)
+            .ok()
+            .and_then(|d| d.get("grantable").and_then(Value::as_bool))
+            .unwrap_or(false);
+        if !grantable {
+            return Ok(Err(ReviewError::Invalid(
+                "the policy does not allow approve-all grants for this call; approve it on its own".into(),
+            )));
+        }
+        let scope_name = match g.scope {
+            GrantKind::Tool => row.tool.clone(),
+            GrantKind::Server => match &row.server {
+                Some(s) => s.clone(),
+                None => {
+                    return Ok(Err(ReviewError::Invalid(
+                        "this call names no MCP server; grant the tool instead".into(),
+                    )))
+                }
+            },
+        };
+        let grant = GrantRow {
+            id: format!("gr_{}", uuid::Uuid::now_v7().simple()),
+            agent_id: row.agent_id.clone(),
+            session_id: row.session_id.clone(),
+            scope_kind: g.scope.as_str().into(),
+            scope_name,
+            trust: extras.trust.unwrap_or_else(|| "null".into()),
+            created_by: r.reviewer.clone(),
+            created_at_ms: now,
+            expires_at_ms: now.saturating_add(g.minutes.saturating_mul(60_000)),
+            source_call_id: Some(row.id.clone()),
+            revoked_at_ms: None,
+            revoked_by: None,
+            revoke_reason: None,
+        };
+        reviews::insert_grant(conn, &grant).await?;
+        audit::append(
+            conn,
+            head,
+            now,
+            &NewEvent {
+                kind: "grant_created",
+                actor: r.reviewer.clone(),
+                call_id: Some(row.id.clone()),
+                session_id: Some(row.session_id.clone()),
+                data: json!({
+                    "grant_id": grant.id, "agent": grant.agent_id, "scope": grant.scope_kind,
+                    "name": grant.scope_name, "expires_at_ms": grant.expires_at_ms, "trust": grant.trust,
+                }),
+            },
+        )
+        .await?;
+        self.grants.prune(now);
+        self.grants.add(&grant);
+        fx.publish
+            .push(("grants_changed", json!({"id": grant.id, "active": true})));
+        Ok(Ok(grant.id))
+    }
+
+    /// Revoke a grant (a reviewer, or the system on a trust change); false when none was active.
+    async fn revoke(
+        &mut self,
+        conn: &mut SqliteConnection,
+        head: &mut Head,
+        id: &str,
+        by: &str,
+        reason: &str,
+        fx: &mut Effects,
+    ) -> Result<bool, sqlx::Error> {
+        let now = store::now_ms();
+        if !reviews::revoke_grant(conn, id, by, reason, now).await? {
+            return Ok(false);
+        }
+        let g = reviews::get_grant_in(conn, id).await?.ok_or(sqlx::Error::RowNotFound)?;
+        audit::append(
+            conn,
+            head,
+            now,
+            &NewEvent {
+                kind: "grant_revoked",
+                actor: by.to_string(),
+                call_id: g.source_call_id.clone(),
+                session_id: Some(g.session_id.clone()),
+                data: json!({"grant_id": id, "agent": g.agent_id, "scope": g.scope_kind, "name": g.scope_name, "reason": reason}),
+            },
+        )
+        .await?;
+        self.grants.remove(id);
+        fx.publish.push(("grants_changed", json!({"id": id, "active": false})));
+        Ok(true)
+    }
+
     async fn callback_attempt(
         &mut self,
         conn: &mut SqliteConnection,
@@ -720,6 +1031,7 @@ struct Prepared {
     /// The `call_pending` event for dashboards.
     pending: Option<Value>,
     deltas: Vec<UsageDelta>,
+    trust: String,
 }
 
 impl Prepared {
@@ -736,8 +1048,8 @@ impl Prepared {
             server: p.server.as_deref(),
             arguments: &r.arguments,
             arguments_redacted: &r.arguments_redacted,
-            agent_reason: p.reason.as_deref(),
-            plan: p.plan.as_deref(),
+            agent_reason: job.redacted.reason.as_deref(),
+            plan: job.redacted.plan.as_deref(),
             on_behalf_of: p.on_behalf_of.as_deref(),
             context: job.redacted.context.as_deref(),
             callback_url: p.callback_url.as_deref(),
@@ -752,6 +1064,7 @@ impl Prepared {
             response: &self.response,
             created_at_ms: r.created_at_ms,
             expires_at_ms: r.expires_at_ms,
+            trust: &self.trust,
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod error;
 pub mod ingest;
 pub mod ledger;
 pub mod realtime;
+pub mod review;
 pub mod startup;
 pub mod store;
 pub mod telemetry;

@@ -311,6 +311,8 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
     let backend: SharedBackend = Arc::new(ServerBackend {
         db: state.db.clone(),
         hub: state.hub.clone(),
+        ledger: state.ledger.clone(),
+        policy: state.policy.clone(),
     });
     let context = move || provide_context(backend.clone());
     let routes = generate_route_list(app::App);

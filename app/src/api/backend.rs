@@ -2,7 +2,7 @@
 //! on the server (which depends on it). The server provides an `Arc<dyn Backend>` in the
 //! Leptos context of every request.
 
-use super::{Role, UserView};
+use super::{CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueSnapshot, Role, UserView, Verdict};
 use std::sync::Arc;
 
 /// An error a person may read. Internal failures carry no detail: the server logs them.
@@ -18,6 +18,18 @@ pub enum BackendError {
     Internal(String),
 }
 
+/// A decision as a reviewer submitted it (free text not yet checked).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionInput {
+    pub verdict: Verdict,
+    /// Reject reason, or comment for modify / skip.
+    pub text: String,
+    /// The edited (redacted) arguments as JSON text, for modify.
+    pub arguments: String,
+    /// Approve-all for the rest of the session.
+    pub grant: Option<(GrantScopeKind, i64)>,
+}
+
 #[async_trait::async_trait]
 pub trait Backend: Send + Sync + 'static {
     async fn list_users(&self) -> Result<Vec<UserView>, BackendError>;
@@ -30,6 +42,13 @@ pub trait Backend: Send + Sync + 'static {
     ) -> Result<UserView, BackendError>;
     async fn set_role(&self, actor: &UserView, user_id: i64, role: Role) -> Result<(), BackendError>;
     async fn set_disabled(&self, actor: &UserView, user_id: i64, disabled: bool) -> Result<(), BackendError>;
+
+    async fn queue(&self) -> Result<QueueSnapshot, BackendError>;
+    async fn call_detail(&self, id: &str) -> Result<CallDetail, BackendError>;
+    /// Apply one decision; `Err` only for failures that are not about the call itself.
+    async fn decide(&self, actor: &UserView, id: &str, input: DecisionInput) -> DecisionOutcome;
+    async fn grants(&self) -> Result<GrantList, BackendError>;
+    async fn revoke_grant(&self, actor: &UserView, id: &str) -> Result<(), BackendError>;
 }
 
 pub type SharedBackend = Arc<dyn Backend>;

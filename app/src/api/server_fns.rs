@@ -2,9 +2,18 @@
 //! Read-only ones are GET (no CSRF token needed); every state-changing one takes the
 //! CSRF token as its first argument (forms carry it as a hidden field) and checks it.
 
-use super::{Role, SessionInfo, UserView};
+use super::{
+    CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueSnapshot, Role, SessionInfo, UserView, Verdict,
+};
 use leptos::prelude::*;
-use leptos::server_fn::codec::GetUrl;
+use leptos::server_fn::codec::{GetUrl, Json};
+
+/// Who may read the queue, calls and grants.
+pub const READERS: &[Role] = &[Role::Admin, Role::Reviewer, Role::Oncall, Role::Auditor];
+/// Who may decide held calls and revoke grants.
+pub const DECIDERS: &[Role] = &[Role::Reviewer, Role::Oncall];
+/// Most calls one batch decision may name.
+pub const MAX_BATCH: usize = 200;
 
 #[cfg(feature = "ssr")]
 mod guard {
@@ -21,7 +30,7 @@ mod guard {
         use_context::<SharedBackend>().ok_or_else(|| ServerFnError::new("server is not ready"))
     }
 
-    use crate::components::shell::set_status as status;
+    pub use crate::components::shell::set_status as status;
 
     /// The signed-in user, if their role is one of `roles`.
     pub fn require(roles: &[Role]) -> Result<UserView, ServerFnError> {
@@ -107,6 +116,92 @@ pub async fn set_disabled(csrf_token: String, user_id: i64, disabled: bool) -> R
     let actor = guard::require_csrf(&[Role::Admin], &csrf_token)?;
     guard::backend()?
         .set_disabled(&actor, user_id, disabled)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// The pending calls, oldest first.
+#[server(endpoint = "queue", input = GetUrl)]
+pub async fn get_queue() -> Result<QueueSnapshot, ServerFnError> {
+    guard::require(READERS)?;
+    guard::backend()?.queue().await.map_err(guard::map_err)
+}
+
+/// One call with everything a reviewer reads before deciding.
+#[server(endpoint = "calls/get", input = GetUrl)]
+pub async fn get_call(id: String) -> Result<CallDetail, ServerFnError> {
+    guard::require(READERS)?;
+    guard::backend()?.call_detail(&id).await.map_err(guard::map_err)
+}
+
+/// Decide one held call. `text` is the reject reason (required) or a comment; `arguments`
+/// the edited JSON for `modify`; `grant_scope` + `grant_minutes` turn an approval into an
+/// approve-all grant for the rest of the session.
+#[server(endpoint = "calls/decide")]
+pub async fn decide(
+    csrf_token: String,
+    id: String,
+    verdict: Verdict,
+    #[server(default)] text: String,
+    #[server(default)] arguments: String,
+    #[server(default)] grant_scope: Option<GrantScopeKind>,
+    #[server(default)] grant_minutes: Option<i64>,
+) -> Result<DecisionOutcome, ServerFnError> {
+    let actor = guard::require_csrf(DECIDERS, &csrf_token)?;
+    let input = super::DecisionInput {
+        verdict,
+        text,
+        arguments,
+        grant: grant_scope.map(|s| (s, grant_minutes.unwrap_or(60))),
+    };
+    let out = guard::backend()?.decide(&actor, &id, input).await;
+    Ok(out)
+}
+
+/// Approve or reject many calls; each is decided (and re-checked) on its own, and the
+/// answer says for each whether it worked and why not.
+#[server(endpoint = "calls/batch", input = Json)]
+pub async fn decide_batch(
+    csrf_token: String,
+    ids: Vec<String>,
+    verdict: Verdict,
+    reason: String,
+) -> Result<Vec<DecisionOutcome>, ServerFnError> {
+    let actor = guard::require_csrf(DECIDERS, &csrf_token)?;
+    if !matches!(verdict, Verdict::Approve | Verdict::Reject) {
+        guard::status(400);
+        return Err(ServerFnError::new("a batch can only approve or reject"));
+    }
+    if ids.is_empty() || ids.len() > MAX_BATCH {
+        guard::status(400);
+        return Err(ServerFnError::new(format!("select between 1 and {MAX_BATCH} calls")));
+    }
+    let backend = guard::backend()?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let input = super::DecisionInput {
+            verdict,
+            text: reason.clone(),
+            arguments: String::new(),
+            grant: None,
+        };
+        out.push(backend.decide(&actor, &id, input).await);
+    }
+    Ok(out)
+}
+
+/// Active grants and the most recently ended ones.
+#[server(endpoint = "grants/list", input = GetUrl)]
+pub async fn list_grants() -> Result<GrantList, ServerFnError> {
+    guard::require(READERS)?;
+    guard::backend()?.grants().await.map_err(guard::map_err)
+}
+
+#[server(endpoint = "grants/revoke")]
+pub async fn revoke_grant(csrf_token: String, id: String) -> Result<(), ServerFnError> {
+    let actor = guard::require_csrf(DECIDERS, &csrf_token)?;
+    guard::backend()?
+        .revoke_grant(&actor, &id)
         .await
         .map_err(guard::map_err)
 }

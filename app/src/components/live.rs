@@ -6,10 +6,17 @@ use leptos::prelude::*;
 /// One event as received.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveEvent {
+    /// The hub's sequence number.
     pub seq: u64,
+    /// This page's own count (1, 2, …): consumers remember the last one they handled.
+    pub n: u64,
     pub kind: String,
     pub data: String,
 }
+
+/// How many recent events a page keeps for its consumers.
+#[cfg(feature = "hydrate")]
+const KEEP: usize = 256;
 
 /// Connection state and the latest events, shared through context.
 #[derive(Clone, Copy)]
@@ -17,6 +24,27 @@ pub struct Live {
     pub connected: RwSignal<bool>,
     pub last: RwSignal<Option<LiveEvent>>,
     pub received: RwSignal<u64>,
+    /// Recent events, oldest first: several may arrive before an effect runs.
+    pub recent: StoredValue<Vec<LiveEvent>>,
+}
+
+/// Call `handle` for every event that arrives from now on, each exactly once and in order.
+pub fn on_live_event(handle: impl Fn(&LiveEvent) + 'static) {
+    let Some(live) = use_live() else { return };
+    let seen = StoredValue::new(live.received.get_untracked());
+    Effect::new(move |_| {
+        let n = live.received.get();
+        let from = seen.get_value();
+        if n <= from {
+            return;
+        }
+        live.recent.with_value(|events| {
+            for e in events.iter().filter(|e| e.n > from) {
+                handle(e);
+            }
+        });
+        seen.set_value(n);
+    });
 }
 
 pub fn use_live() -> Option<Live> {
@@ -24,7 +52,15 @@ pub fn use_live() -> Option<Live> {
 }
 
 /// Event kinds the hub sends; the client listens to each by name.
-pub const KINDS: &[&str] = &["hello", "resync", "users_changed", "call_pending", "call_decided"];
+pub const KINDS: &[&str] = &[
+    "hello",
+    "resync",
+    "users_changed",
+    "call_pending",
+    "call_decided",
+    "call_updated",
+    "grants_changed",
+];
 
 /// Provide the (not yet connected) live state to the whole page.
 pub fn provide_live() -> Live {
@@ -32,6 +68,7 @@ pub fn provide_live() -> Live {
         connected: RwSignal::new(false),
         last: RwSignal::new(None),
         received: RwSignal::new(0),
+        recent: StoredValue::new(Vec::new()),
     };
     provide_context(live);
     live
@@ -70,12 +107,21 @@ fn connect(live: Live) {
             let seq = e.last_event_id().parse().unwrap_or(0);
             let data = e.data().as_string().unwrap_or_default();
             live.connected.set(true);
-            live.received.update(|n| *n += 1);
-            live.last.set(Some(LiveEvent {
+            let n = live.received.get_untracked() + 1;
+            let event = LiveEvent {
                 seq,
+                n,
                 kind: kind_s.clone(),
                 data,
-            }));
+            };
+            live.recent.update_value(|r| {
+                if r.len() == KEEP {
+                    r.remove(0);
+                }
+                r.push(event.clone());
+            });
+            live.received.set(n);
+            live.last.set(Some(event));
         });
         let _ = es.add_event_listener_with_callback(kind, on_msg.as_ref().unchecked_ref());
         on_msg.forget();

@@ -1,2 +1,5 @@
+pub mod clock;
+pub mod diff;
+pub mod json;
 pub mod live;
 pub mod shell;

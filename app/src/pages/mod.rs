@@ -1,7 +1,9 @@
 pub mod admin;
 pub mod audit;
+pub mod grants;
 pub mod home;
 pub mod login;
 pub mod not_found;
 pub mod queue;
+pub mod review;
 pub mod stats;

@@ -72,6 +72,11 @@ impl Hub {
         ev.seq
     }
 
+    /// The sequence number of the latest event (0 before the first).
+    pub fn head(&self) -> u64 {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).next_seq - 1
+    }
+
     /// Becomes `true` when the server shuts down (long-polls and streams end).
     pub fn shutdown_signal(&self) -> watch::Receiver<bool> {
         self.shutdown.subscribe()

@@ -63,6 +63,7 @@ pub struct NewCall<'a> {
     pub response: &'a str,
     pub created_at_ms: i64,
     pub expires_at_ms: Option<i64>,
+    pub trust: &'a str,
 }
 
 /// Insert calls with one statement (the ledger has checked their idempotency keys; a
@@ -75,7 +76,7 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
         "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
            arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
            blocked_by, rule, reason, risk, approvers_required, policy_version, details, response,
-           created_at_ms, expires_at_ms, decided_at_ms) ",
+           created_at_ms, expires_at_ms, decided_at_ms, trust) ",
     );
     q.push_values(calls, |mut b, c| {
         b.push_bind(c.id)
@@ -104,7 +105,8 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
             .push_bind(c.response)
             .push_bind(c.created_at_ms)
             .push_bind(c.expires_at_ms)
-            .push_bind((c.status != "pending").then_some(c.created_at_ms));
+            .push_bind((c.status != "pending").then_some(c.created_at_ms))
+            .push_bind(c.trust);
     });
     q.build().execute(conn).await?;
     Ok(())
@@ -253,4 +255,43 @@ pub async fn update_callback(
         .execute(conn)
         .await?;
     Ok(())
+}
+
+/// Pending calls, oldest first (the reviewers' queue).
+pub async fn pending(db: &Db, limit: i64) -> Result<Vec<CallRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM tool_calls WHERE status = 'pending' ORDER BY created_at_ms, id LIMIT ?"
+    ))
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
+
+/// The most recent calls of one agent session, newest first.
+pub async fn session_recent(db: &Db, agent: &str, session: &str, limit: i64) -> Result<Vec<CallRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM tool_calls WHERE agent_id = ? AND session_id = ? ORDER BY created_at_ms DESC, id DESC LIMIT ?"
+    ))
+    .bind(agent)
+    .bind(session)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
+
+/// What reviewers read beyond the queue row (already redacted where it came from the agent).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct CallExtras {
+    pub agent_reason: Option<String>,
+    pub plan: Option<String>,
+    pub context: Option<String>,
+    pub details: String,
+    pub trust: Option<String>,
+}
+
+pub async fn extras_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<CallExtras>, sqlx::Error> {
+    sqlx::query_as("SELECT agent_reason, plan, context, details, trust FROM tool_calls WHERE id = ?")
+        .bind(id)
+        .fetch_optional(conn)
+        .await
 }

@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod calls;
+pub mod review;
 pub mod usage;
 pub mod users;
 

@@ -1,0 +1,340 @@
+//! One held call: what the agent wants to do, why it was held, what it would affect,
+//! and the decision buttons. A modification is shown as a diff before it is released.
+
+use crate::api::{error_text, get_call, CallDetail, Decide, DecisionOutcome, GrantScopeKind, SessionInfo, Verdict};
+use crate::components::clock::{countdown, span, start_clock, Clock};
+use crate::components::diff::Diff;
+use crate::components::json::JsonView;
+use crate::components::live::on_live_event;
+use crate::components::shell::{use_session, Guarded};
+use crate::pages::queue::who;
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
+
+#[component]
+pub fn Review() -> impl IntoView {
+    view! {
+        <Guarded path="/queue">
+            <ReviewLoader/>
+        </Guarded>
+    }
+}
+
+#[component]
+fn ReviewLoader() -> impl IntoView {
+    let params = use_params_map();
+    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let session = use_session();
+    let reload = RwSignal::new(0u32);
+    let detail = Resource::new(move || (id(), reload.get()), |(id, _)| get_call(id));
+    // Someone else decided, or a quorum vote came in: show the new state.
+    on_live_event(move |e| {
+        if matches!(e.kind.as_str(), "call_decided" | "call_updated") && e.data.contains(&id()) {
+            reload.update(|n| *n += 1);
+        }
+    });
+    view! {
+        <Title text="Review"/>
+        <Transition fallback=|| view! { <p class="muted">"Loading the call…"</p> }>
+            {move || Suspend::new(async move {
+                let (csrf, can_decide) = match session.await {
+                    Ok(SessionInfo { user: Some(u), csrf_token }) => (csrf_token, u.role.can_decide()),
+                    _ => (String::new(), false),
+                };
+                match detail.await {
+                    Ok(d) => view! { <ReviewView detail=d csrf can_decide reload/> }.into_any(),
+                    Err(e) => view! {
+                        <section class="card narrow">
+                            <h1>"Call not found"</h1>
+                            <p class="error" role="alert">{error_text(&e)}</p>
+                            <p><a href="/queue">"Back to the queue"</a></p>
+                        </section>
+                    }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, reload: RwSignal<u32>) -> impl IntoView {
+    let clock: Clock = start_clock(detail.now_ms);
+    let item = detail.item.clone();
+    let pending = detail.status == "pending";
+    let expires = item.expires_at_ms;
+    let status_line = if pending {
+        None
+    } else {
+        Some(format!(
+            "{} by {}{}",
+            detail.status,
+            who(detail.decided_by.as_deref().unwrap_or("the policy")),
+            detail
+                .comment
+                .as_deref()
+                .map(|c| format!(": “{c}”"))
+                .unwrap_or_default()
+        ))
+    };
+    let quorum = (item.approvers_required > 1).then(|| {
+        let names: Vec<String> = item.approvals.iter().map(|a| who(a)).collect();
+        format!(
+            "Needs {} distinct approvers; approved so far: {}",
+            item.approvers_required,
+            if names.is_empty() {
+                "nobody".to_string()
+            } else {
+                names.join(", ")
+            }
+        )
+    });
+    view! {
+        <p class="crumbs"><a href="/queue">"← Queue"</a></p>
+        <article class="review" data-testid="review" data-status=detail.status.clone()>
+            <header class="review-head">
+                <h1>
+                    <span class="qtool">{item.tool.clone()}</span>
+                    " "<span class=format!("risk risk-{}", item.risk)>{item.risk.clone()}</span>
+                    {item.destructive.then(|| view! { " "<span class="tag warn">"destructive"</span> })}
+                </h1>
+                <p class="muted">{detail.tool_description.clone()}</p>
+                {if pending {
+                    view! {
+                        <p class="countdown big" data-testid="countdown">
+                            {move || countdown(expires, clock.now_ms.get())}
+                        </p>
+                    }.into_any()
+                } else {
+                    view! {
+                        <p class="decided-banner" role="status" data-testid="decided-banner">{status_line.clone()}</p>
+                    }.into_any()
+                }}
+            </header>
+            <section class="card why" aria-labelledby="why-h">
+                <h2 id="why-h">"Why it was held"</h2>
+                <p>
+                    {item.rule.clone().map(|r| view! { <code data-testid="rule">{r}</code>" — " })}
+                    <span data-testid="reason">{item.reason.clone()}</span>
+                </p>
+                {quorum.map(|q| view! { <p data-testid="quorum"><strong>{q}</strong></p> })}
+                {(!detail.shadow.is_empty()).then(|| view! {
+                    <details><summary>"Rules in shadow mode"</summary>
+                        <ul>{detail.shadow.iter().map(|s| view! { <li>{s.clone()}</li> }).collect_view()}</ul>
+                    </details>
+                })}
+            </section>
+            <section class="card" aria-labelledby="args-h">
+                <h2 id="args-h">
+                    {if detail.final_arguments.is_some() { "Proposed arguments" } else { "Arguments" }}
+                </h2>
+                <JsonView json=detail.arguments.clone() testid="arguments"/>
+                {(!detail.masked.is_empty()).then(|| view! {
+                    <p class="muted">{format!("Redacted for display: {}. The agent receives the real values.", detail.masked.join(", "))}</p>
+                })}
+                {detail.final_arguments.clone().map(|f| view! {
+                    <h3>"Released arguments (modified)"</h3>
+                    <JsonView json=f testid="final-arguments"/>
+                })}
+            </section>
+            {detail.impact.clone().map(|i| view! {
+                <section class="card" aria-labelledby="impact-h" data-testid="impact">
+                    <h2 id="impact-h">"What it would affect"</h2>
+                    {match (i.files, i.bytes) {
+                        (Some(f), Some(b)) => view! {
+                            <p><strong>{format!("{f} file(s), {}{}", bytes(b), if i.complete { "" } else { " or more" })}</strong></p>
+                        }.into_any(),
+                        _ => view! { <p class="muted">"Not on this host: sizes unknown."</p> }.into_any(),
+                    }}
+                    <ul class="paths">{i.paths.into_iter().map(|p| view! { <li><code>{p}</code></li> }).collect_view()}</ul>
+                </section>
+            })}
+            {(pending && can_decide).then(|| view! {
+                <Decisions detail=detail.clone() csrf=csrf.clone() reload/>
+            }.into_any())}
+            {(pending && !can_decide).then(|| view! {
+                <p class="card muted" data-testid="read-only">"Your role can read this call but not decide it."</p>
+            })}
+            <section class="card" aria-labelledby="agent-h">
+                <h2 id="agent-h">"From the agent"</h2>
+                <dl class="facts">
+                    <dt>"Agent"</dt><dd>{item.agent.clone()}</dd>
+                    <dt>"Session"</dt><dd>{item.session_id.clone()}</dd>
+                    {detail.trace_id.clone().map(|t| view! { <dt>"Trace"</dt><dd>{t}</dd> })}
+                    <dt>"Received"</dt><dd>{move || format!("{} ago", span(clock.now_ms.get() - item.created_at_ms))}</dd>
+                    <dt>"Reason given"</dt><dd data-testid="agent-reason">{detail.agent_reason.clone().unwrap_or_else(|| "—".into())}</dd>
+                </dl>
+                {detail.plan.clone().map(|p| view! { <h3>"Plan"</h3><pre class="plan">{p}</pre> })}
+                {detail.context.clone().map(|c| view! { <h3>"Context"</h3><JsonView json=c/> })}
+            </section>
+            <section class="card" aria-labelledby="session-h">
+                <h2 id="session-h">"This session's recent calls"</h2>
+                <ol class="session-calls">
+                    {detail.session.iter().map(|c| {
+                        let current = c.id == detail.item.id;
+                        view! {
+                            <li class:current=current>
+                                <a href=format!("/calls/{}", c.id)>{c.tool.clone()}</a>
+                                " "<span class=format!("status status-{}", c.status)>{c.status.clone()}</span>
+                            </li>
+                        }
+                    }).collect_view()}
+                </ol>
+            </section>
+        </article>
+    }
+}
+
+fn bytes(b: u64) -> String {
+    match b {
+        0..=1023 => format!("{b} B"),
+        1024..=1_048_575 => format!("{:.1} KiB", b as f64 / 1024.0),
+        _ => format!("{:.1} MiB", b as f64 / 1_048_576.0),
+    }
+}
+
+/// Approve (optionally for the rest of the session), reject with a reason, edit, skip.
+#[component]
+fn Decisions(detail: CallDetail, csrf: String, reload: RwSignal<u32>) -> impl IntoView {
+    let id = StoredValue::new(detail.item.id.clone());
+    let csrf = StoredValue::new(csrf);
+    let original = StoredValue::new(detail.arguments.clone());
+    let reason = RwSignal::new(String::new());
+    let edited = RwSignal::new(detail.arguments.clone());
+    let editing = RwSignal::new(false);
+    let reviewing_diff = RwSignal::new(false);
+    let grant_on = RwSignal::new(false);
+    let grant_scope = RwSignal::new(GrantScopeKind::Tool);
+    let grant_minutes = RwSignal::new(60i64);
+    let reason_ref = NodeRef::<leptos::html::Textarea>::new();
+    let edit_ref = NodeRef::<leptos::html::Textarea>::new();
+    let has_server = detail.item.server.clone();
+    let grantable = detail.grantable;
+
+    let act = ServerAction::<Decide>::new();
+    let submit = move |verdict: Verdict| {
+        let (text, arguments) = match verdict {
+            Verdict::Reject => (reason.get_untracked(), String::new()),
+            Verdict::Modify => (reason.get_untracked(), edited.get_untracked()),
+            _ => (String::new(), String::new()),
+        };
+        let grant = (verdict == Verdict::Approve && grant_on.get_untracked()).then(|| grant_scope.get_untracked());
+        act.dispatch(Decide {
+            csrf_token: csrf.get_value(),
+            id: id.get_value(),
+            verdict,
+            text,
+            arguments,
+            grant_scope: grant,
+            grant_minutes: grant.map(|_| grant_minutes.get_untracked()),
+        });
+    };
+    // A successful decision reloads the call (it is no longer pending).
+    Effect::new(move |_| {
+        if let Some(Ok(DecisionOutcome { ok: true, .. })) = act.value().get() {
+            reload.update(|n| *n += 1);
+        }
+    });
+
+    #[cfg(feature = "hydrate")]
+    {
+        use leptos::ev;
+        use wasm_bindgen::JsCast;
+        let handle = window_event_listener(ev::keydown, move |e: web_sys::KeyboardEvent| {
+            let typing = e
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok())
+                .is_some_and(|el| matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"));
+            if typing || e.ctrl_key() || e.meta_key() || e.alt_key() || act.pending().get_untracked() {
+                return;
+            }
+            match e.key().as_str() {
+                "a" => submit(Verdict::Approve),
+                "r" => {
+                    if let Some(t) = reason_ref.get_untracked() {
+                        let _ = t.focus();
+                    }
+                }
+                "e" => {
+                    editing.set(true);
+                    if let Some(t) = edit_ref.get_untracked() {
+                        let _ = t.focus();
+                    }
+                }
+                _ => return,
+            }
+            e.prevent_default();
+        });
+        on_cleanup(move || handle.remove());
+    }
+
+    let busy = move || act.pending().get();
+    view! {
+        <section class="card decide" aria-labelledby="decide-h" data-testid="decisions">
+            <h2 id="decide-h">"Decision"</h2>
+            {move || act.value().get().map(|r| match r {
+                Ok(o) => view! {
+                    <p class=if o.ok { "notice" } else { "error" } role="status" data-testid="decision-message">{o.message}</p>
+                }.into_any(),
+                Err(e) => view! { <p class="error" role="alert" data-testid="decision-message">{error_text(&e)}</p> }.into_any(),
+            })}
+            <div class="actions">
+                <button type="button" class="approve" data-testid="approve" disabled=busy on:click=move |_| submit(Verdict::Approve)>
+                    {move || if grant_on.get() { "Approve and allow for the session" } else { "Approve" }}
+                    <kbd>"a"</kbd>
+                </button>
+                <button type="button" data-testid="skip" disabled=busy on:click=move |_| submit(Verdict::Skip)>"Skip"</button>
+                <button type="button" data-testid="edit" disabled=busy on:click=move |_| editing.update(|e| *e = !*e)>
+                    "Edit arguments"<kbd>"e"</kbd>
+                </button>
+            </div>
+            {grantable.then(|| view! {
+                <fieldset class="grant">
+                    <legend>"Approve all"</legend>
+                    <label class="check">
+                        <input type="checkbox" data-testid="grant-on" prop:checked=move || grant_on.get()
+                            on:change=move |e| grant_on.set(event_target_checked(&e))/>
+                        "Also allow later calls of this session without asking"
+                    </label>
+                    <label for="grant-scope">"For"</label>
+                    <select id="grant-scope" data-testid="grant-scope" on:change=move |e| grant_scope.set(
+                        if event_target_value(&e) == "server" { GrantScopeKind::Server } else { GrantScopeKind::Tool })>
+                        <option value="tool">{format!("this tool ({})", detail.item.tool)}</option>
+                        {has_server.clone().map(|s| view! { <option value="server">{format!("every tool of MCP server {s}")}</option> })}
+                    </select>
+                    <label for="grant-minutes">"Duration"</label>
+                    <select id="grant-minutes" data-testid="grant-minutes" on:change=move |e| grant_minutes.set(event_target_value(&e).parse().unwrap_or(60))>
+                        <option value="15">"15 minutes"</option>
+                        <option value="60" selected>"1 hour"</option>
+                        <option value="240">"4 hours"</option>
+                        <option value="480">"8 hours"</option>
+                    </select>
+                    <p class="muted">"Guards and budgets still apply; the grant ends if the agent reports a new trust context."</p>
+                </fieldset>
+            })}
+            <div class="reject-box">
+                <label for="reject-reason">"Reason (sent to the agent)"<kbd>"r"</kbd></label>
+                <textarea id="reject-reason" data-testid="reject-reason" node_ref=reason_ref rows="2"
+                    prop:value=move || reason.get() on:input=move |e| reason.set(event_target_value(&e))></textarea>
+                <button type="button" class="reject" data-testid="reject"
+                    disabled=move || busy() || reason.with(|r| r.trim().is_empty())
+                    on:click=move |_| submit(Verdict::Reject)>"Reject"</button>
+            </div>
+            <Show when=move || editing.get()>
+                <div class="edit-box">
+                    <label for="edit-args">"Arguments to release (JSON)"</label>
+                    <textarea id="edit-args" class="code" data-testid="edit-arguments" node_ref=edit_ref rows="10" spellcheck="false"
+                        prop:value=move || edited.get()
+                        on:input=move |e| { edited.set(event_target_value(&e)); reviewing_diff.set(false); }></textarea>
+                    <p class="muted">"Values shown as [redacted: …] keep their real value if left where they are."</p>
+                    <button type="button" data-testid="review-changes" on:click=move |_| reviewing_diff.set(true)>"Review changes"</button>
+                    <Show when=move || reviewing_diff.get()>
+                        <Diff before=original.get_value() after=edited.get()/>
+                        <button type="button" class="approve" data-testid="release-modified" disabled=busy
+                            on:click=move |_| submit(Verdict::Modify)>"Release modified call"</button>
+                    </Show>
+                </div>
+            </Show>
+        </section>
+    }
+}

@@ -1,0 +1,132 @@
+//! Reviewer decisions: approvals towards a quorum, and approve-all grants.
+
+use super::Db;
+use sqlx::SqliteConnection;
+
+/// Record `reviewer`'s approval; false when they had already approved this call.
+pub async fn add_approval(
+    conn: &mut SqliteConnection,
+    call_id: &str,
+    reviewer: &str,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query("INSERT OR IGNORE INTO call_approvals (call_id, reviewer, at_ms) VALUES (?, ?, ?)")
+        .bind(call_id)
+        .bind(reviewer)
+        .bind(now)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Who approved a call so far, in order.
+pub async fn approvals_in(conn: &mut SqliteConnection, call_id: &str) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar("SELECT reviewer FROM call_approvals WHERE call_id = ? ORDER BY at_ms, reviewer")
+        .bind(call_id)
+        .fetch_all(conn)
+        .await
+}
+
+/// Approvals of many calls: (call id, reviewer).
+pub async fn approvals_of(db: &Db, call_ids: &[String]) -> Result<Vec<(String, String)>, sqlx::Error> {
+    if call_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q =
+        sqlx::QueryBuilder::<sqlx::Sqlite>::new("SELECT call_id, reviewer FROM call_approvals WHERE call_id IN (");
+    let mut sep = q.separated(", ");
+    for id in call_ids {
+        sep.push_bind(id);
+    }
+    q.push(") ORDER BY at_ms, reviewer");
+    q.build_query_as().fetch_all(db).await
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct GrantRow {
+    pub id: String,
+    pub agent_id: String,
+    pub session_id: String,
+    pub scope_kind: String,
+    pub scope_name: String,
+    pub trust: String,
+    pub created_by: String,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
+    pub source_call_id: Option<String>,
+    pub revoked_at_ms: Option<i64>,
+    pub revoked_by: Option<String>,
+    pub revoke_reason: Option<String>,
+}
+
+const GRANT_COLUMNS: &str = "id, agent_id, session_id, scope_kind, scope_name, trust, created_by, created_at_ms,
+    expires_at_ms, source_call_id, revoked_at_ms, revoked_by, revoke_reason";
+
+pub async fn insert_grant(conn: &mut SqliteConnection, g: &GrantRow) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO grants (id, agent_id, session_id, scope_kind, scope_name, trust, created_by, created_at_ms,
+           expires_at_ms, source_call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&g.id)
+    .bind(&g.agent_id)
+    .bind(&g.session_id)
+    .bind(&g.scope_kind)
+    .bind(&g.scope_name)
+    .bind(&g.trust)
+    .bind(&g.created_by)
+    .bind(g.created_at_ms)
+    .bind(g.expires_at_ms)
+    .bind(&g.source_call_id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Revoke a grant; false when it was already revoked (or does not exist).
+pub async fn revoke_grant(
+    conn: &mut SqliteConnection,
+    id: &str,
+    by: &str,
+    reason: &str,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
+        "UPDATE grants SET revoked_at_ms = ?, revoked_by = ?, revoke_reason = ? WHERE id = ? AND revoked_at_ms IS NULL",
+    )
+    .bind(now)
+    .bind(by)
+    .bind(reason)
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+pub async fn get_grant_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<GrantRow>, sqlx::Error> {
+    sqlx::query_as(&format!("SELECT {GRANT_COLUMNS} FROM grants WHERE id = ?"))
+        .bind(id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// Grants neither revoked nor expired at `now`, newest first.
+pub async fn active_grants(db: &Db, now: i64) -> Result<Vec<GrantRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {GRANT_COLUMNS} FROM grants WHERE revoked_at_ms IS NULL AND expires_at_ms > ? ORDER BY created_at_ms DESC"
+    ))
+    .bind(now)
+    .fetch_all(db)
+    .await
+}
+
+/// Grants that ended (revoked or expired) most recently, for the grants page's history.
+pub async fn recent_ended_grants(db: &Db, now: i64, limit: i64) -> Result<Vec<GrantRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {GRANT_COLUMNS} FROM grants WHERE revoked_at_ms IS NOT NULL OR expires_at_ms <= ?
+         ORDER BY coalesce(revoked_at_ms, expires_at_ms) DESC LIMIT ?"
+    ))
+    .bind(now)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
