@@ -19,6 +19,10 @@ bin=target/debug/airlock
 for u in admin reviewer oncall auditor; do
   echo "$AIRLOCK_E2E_PASSWORD" | "$bin" user add "e2e-$u" --role "$u" --password-stdin >/dev/null
 done
+# The agent the specs sign requests as (end2end/tests/agent.ts).
+export AIRLOCK_E2E_AGENT=e2e-agent
+AIRLOCK_E2E_AGENT_SECRET="$("$bin" agent add "$AIRLOCK_E2E_AGENT" | grep '^whsec_')"
+export AIRLOCK_E2E_AGENT_SECRET
 "$bin" serve >"$work/server.log" 2>&1 &
 pid=$!
 cleanup() { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$work"; }

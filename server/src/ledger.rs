@@ -756,6 +756,7 @@ impl Writer {
             return Ok(Err(ReviewError::Expired));
         }
         let mut approvals = reviews::approvals_in(conn, &row.id).await?;
+        let mut grant_id = None;
         let base = json!({"tool": row.tool, "server": row.server, "agent": row.agent_id, "action": r.action.name()});
         let (status, comment, final_args, mut data) = match &r.action {
             Action::Reject { reason } => ("rejected", Some(reason.clone()), None, json!({"reason": reason})),
@@ -782,6 +783,14 @@ impl Writer {
                     return Ok(Err(ReviewError::Invalid(
                         "calls that need several approvers cannot be answered with an approve-all grant".into(),
                     )));
+                }
+                // The grant is checked (and made) before anything else is written, so a
+                // refused grant leaves no approval behind.
+                if let Some(g) = grant {
+                    match self.grant(conn, head, &row, r, *g, now, fx).await? {
+                        Ok(id) => grant_id = Some(id),
+                        Err(e) => return Ok(Err(e)),
+                    }
                 }
                 reviews::add_approval(conn, &row.id, &r.reviewer, now).await?;
                 approvals.push(r.reviewer.clone());
@@ -812,13 +821,6 @@ impl Writer {
                 }
                 ("approved", None, None, json!({"approvals": approvals}))
             }
-        };
-        let grant_id = match &r.action {
-            Action::Approve { grant: Some(g) } => match self.grant(conn, head, &row, r, *g, now, fx).await? {
-                Ok(id) => Some(id),
-                Err(e) => return Ok(Err(e)),
-            },
-            _ => None,
         };
         let decided_by = if status == "approved" {
             approvals.join(", ")

@@ -583,3 +583,38 @@ async fn only_reviewers_and_oncall_decide_and_everyone_signed_in_may_look() {
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
     assert_eq!(agent.get(&id, 0).await.1["status"], "pending");
 }
+
+#[tokio::test]
+async fn the_review_page_previews_what_a_trash_call_would_affect_on_this_host() {
+    // The demo policy with its uploads root moved to a real directory of this test.
+    let dir = tempfile::tempdir().unwrap();
+    let uploads = dir.path().join("uploads");
+    std::fs::create_dir_all(uploads.join("2024")).unwrap();
+    std::fs::write(uploads.join("old.csv"), vec![b'x'; 1000]).unwrap();
+    std::fs::write(uploads.join("2024/a.pdf"), vec![b'y'; 500]).unwrap();
+    std::fs::write(uploads.join("2024/b.pdf"), vec![b'z'; 24]).unwrap();
+    let src = std::fs::read_to_string(common::workspace().join("policies/demo.toml")).unwrap();
+    let root = uploads.to_str().unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, src.replace("/data/shared/uploads", root)).unwrap();
+    let app = common::spawn_with(|c| c.policy_file = policy.clone()).await;
+    let agent = app.agent("bot").await;
+    let alice = reviewer(&app, "alice", Role::Reviewer).await;
+    let id = held(
+        &agent,
+        json!({"session_id": "s", "tool": "move_to_trash",
+               "arguments": {"paths": [format!("{root}/old.csv"), format!("{root}/2024")], "reason": "cleanup"}}),
+    )
+    .await;
+    let d = alice.get(&app, &format!("/api/calls/get?id={id}")).await;
+    let impact = &d["impact"];
+    assert_eq!(impact["files"], 3, "{d}");
+    assert_eq!(impact["bytes"], 1524);
+    assert_eq!(impact["paths"].as_array().unwrap().len(), 2);
+    assert_eq!(d["item"]["destructive"], true);
+    assert_eq!(
+        d["tool_description"],
+        "Move files from the shared uploads area to the trash."
+    );
+    assert_eq!(d["session"][0]["id"], id.as_str());
+}

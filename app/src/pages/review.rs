@@ -27,7 +27,15 @@ fn ReviewLoader() -> impl IntoView {
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
     let session = use_session();
     let reload = RwSignal::new(0u32);
+    // Lives above the reloading part so its message stays after the call changes state.
+    let act = ServerAction::<Decide>::new();
     let detail = Resource::new(move || (id(), reload.get()), |(id, _)| get_call(id));
+    // A successful decision reloads the call (it is no longer pending).
+    Effect::new(move |_| {
+        if let Some(Ok(DecisionOutcome { ok: true, .. })) = act.value().get() {
+            reload.update(|n| *n += 1);
+        }
+    });
     // Someone else decided, or a quorum vote came in: show the new state.
     on_live_event(move |e| {
         if matches!(e.kind.as_str(), "call_decided" | "call_updated") && e.data.contains(&id()) {
@@ -36,6 +44,12 @@ fn ReviewLoader() -> impl IntoView {
     });
     view! {
         <Title text="Review"/>
+        {move || act.value().get().map(|r| match r {
+            Ok(o) => view! {
+                <p class=if o.ok { "notice" } else { "error" } role="status" data-testid="decision-message">{o.message}</p>
+            }.into_any(),
+            Err(e) => view! { <p class="error" role="alert" data-testid="decision-message">{error_text(&e)}</p> }.into_any(),
+        })}
         <Transition fallback=|| view! { <p class="muted">"Loading the call…"</p> }>
             {move || Suspend::new(async move {
                 let (csrf, can_decide) = match session.await {
@@ -43,7 +57,7 @@ fn ReviewLoader() -> impl IntoView {
                     _ => (String::new(), false),
                 };
                 match detail.await {
-                    Ok(d) => view! { <ReviewView detail=d csrf can_decide reload/> }.into_any(),
+                    Ok(d) => view! { <ReviewView detail=d csrf can_decide act/> }.into_any(),
                     Err(e) => view! {
                         <section class="card narrow">
                             <h1>"Call not found"</h1>
@@ -58,7 +72,7 @@ fn ReviewLoader() -> impl IntoView {
 }
 
 #[component]
-fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, reload: RwSignal<u32>) -> impl IntoView {
+fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, act: ServerAction<Decide>) -> impl IntoView {
     let clock: Clock = start_clock(detail.now_ms);
     let item = detail.item.clone();
     let pending = detail.status == "pending";
@@ -150,7 +164,7 @@ fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, reload: RwSign
                 </section>
             })}
             {(pending && can_decide).then(|| view! {
-                <Decisions detail=detail.clone() csrf=csrf.clone() reload/>
+                <Decisions detail=detail.clone() csrf=csrf.clone() act/>
             }.into_any())}
             {(pending && !can_decide).then(|| view! {
                 <p class="card muted" data-testid="read-only">"Your role can read this call but not decide it."</p>
@@ -195,7 +209,7 @@ fn bytes(b: u64) -> String {
 
 /// Approve (optionally for the rest of the session), reject with a reason, edit, skip.
 #[component]
-fn Decisions(detail: CallDetail, csrf: String, reload: RwSignal<u32>) -> impl IntoView {
+fn Decisions(detail: CallDetail, csrf: String, act: ServerAction<Decide>) -> impl IntoView {
     let id = StoredValue::new(detail.item.id.clone());
     let csrf = StoredValue::new(csrf);
     let original = StoredValue::new(detail.arguments.clone());
@@ -211,7 +225,6 @@ fn Decisions(detail: CallDetail, csrf: String, reload: RwSignal<u32>) -> impl In
     let has_server = detail.item.server.clone();
     let grantable = detail.grantable;
 
-    let act = ServerAction::<Decide>::new();
     let submit = move |verdict: Verdict| {
         let (text, arguments) = match verdict {
             Verdict::Reject => (reason.get_untracked(), String::new()),
@@ -229,13 +242,6 @@ fn Decisions(detail: CallDetail, csrf: String, reload: RwSignal<u32>) -> impl In
             grant_minutes: grant.map(|_| grant_minutes.get_untracked()),
         });
     };
-    // A successful decision reloads the call (it is no longer pending).
-    Effect::new(move |_| {
-        if let Some(Ok(DecisionOutcome { ok: true, .. })) = act.value().get() {
-            reload.update(|n| *n += 1);
-        }
-    });
-
     #[cfg(feature = "hydrate")]
     {
         use leptos::ev;
@@ -272,12 +278,6 @@ fn Decisions(detail: CallDetail, csrf: String, reload: RwSignal<u32>) -> impl In
     view! {
         <section class="card decide" aria-labelledby="decide-h" data-testid="decisions">
             <h2 id="decide-h">"Decision"</h2>
-            {move || act.value().get().map(|r| match r {
-                Ok(o) => view! {
-                    <p class=if o.ok { "notice" } else { "error" } role="status" data-testid="decision-message">{o.message}</p>
-                }.into_any(),
-                Err(e) => view! { <p class="error" role="alert" data-testid="decision-message">{error_text(&e)}</p> }.into_any(),
-            })}
             <div class="actions">
                 <button type="button" class="approve" data-testid="approve" disabled=busy on:click=move |_| submit(Verdict::Approve)>
                     {move || if grant_on.get() { "Approve and allow for the session" } else { "Approve" }}
