@@ -143,7 +143,11 @@ test('two reviewers deciding at once: one wins, the other is told who did', asyn
   await openReview(alice, id);
   await openReview(bob, id);
   await bob.getByTestId('reject-reason').fill('not this one');
-  await Promise.all([alice.getByTestId('approve').click(), bob.getByTestId('reject').click()]);
+  // Both clicks are dispatched in the pages at once (no actionability waits between them),
+  // so neither page can have learnt of the other's decision first.
+  const click = (p: Page, testid: string) =>
+    p.evaluate((t) => (document.querySelector(`[data-testid="${t}"]`) as HTMLElement).click(), testid);
+  await Promise.all([click(alice, 'approve'), click(bob, 'reject')]);
   for (const p of [alice, bob]) await expect(p.getByTestId('decision-message')).toBeVisible();
   const messages = [
     await alice.getByTestId('decision-message').textContent(),
