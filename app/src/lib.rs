@@ -29,11 +29,13 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             provide_context(leptos::nonce::Nonce::from_value(n.0.clone()));
         }
     }
+    let session = components::shell::session_json(&api::session_from_request());
     view! {
         <!DOCTYPE html>
         <html lang="en">
             <head>
                 <meta charset="utf-8"/>
+                <script type="application/json" id=components::shell::SESSION_SCRIPT inner_html=session></script>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <meta name="color-scheme" content="light dark"/>
                 <link rel="icon" href="data:,"/>
@@ -51,6 +53,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    provide_context(components::shell::initial_session());
     view! {
         <Stylesheet id="leptos" href="/pkg/airlock.css"/>
         <Title formatter=|t: String| if t.is_empty() { "Airlock".to_string() } else { format!("{t} · Airlock") }/>

@@ -8,7 +8,7 @@ use common::*;
 use reqwest::{header, StatusCode};
 use serde_json::Value;
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_endpoints_report_liveness_and_readiness_with_the_policy_version() {
     let app = spawn_app().await;
     let r = reqwest::get(app.url("/healthz")).await.unwrap();
@@ -21,7 +21,7 @@ async fn health_endpoints_report_liveness_and_readiness_with_the_policy_version(
     assert!(v["policy"]["version"].as_str().unwrap().starts_with("sha256:"));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_carry_security_headers_and_the_csp_nonce_matches_the_inline_script() {
     let app = spawn_app().await;
     let r = client().get(app.url("/login")).send().await.unwrap();
@@ -49,7 +49,7 @@ async fn pages_carry_security_headers_and_the_csp_nonce_matches_the_inline_scrip
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_pages_get_a_clear_404() {
     let app = spawn_app().await;
     let c = app.admin_client().await;
@@ -58,7 +58,7 @@ async fn unknown_pages_get_a_clear_404() {
     assert!(r.text().await.unwrap().contains("Page not found"));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_succeeds_with_the_right_password_and_cycles_the_session_id() {
     let app = spawn_app().await;
     let c = client();
@@ -104,7 +104,7 @@ async fn sign_in_succeeds_with_the_right_password_and_cycles_the_session_id() {
     assert!(r.text().await.unwrap().contains(&app.admin.0));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secure_cookies_are_the_default() {
     let app = spawn_with(|c| c.cookie_secure = true).await;
     let r = client().get(app.url("/login")).send().await.unwrap();
@@ -122,7 +122,7 @@ async fn secure_cookies_are_the_default() {
     assert!(!header_str(&r, header::STRICT_TRANSPORT_SECURITY).is_empty());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_fails_alike_for_a_wrong_password_and_an_unknown_user() {
     let app = spawn_app().await;
     for (user, pw) in [
@@ -155,7 +155,7 @@ async fn sign_in_fails_alike_for_a_wrong_password_and_an_unknown_user() {
     assert_eq!(header_str(&r, header::LOCATION), "/login?error=invalid&next=%2Fadmin");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_is_throttled_per_account_even_with_the_right_password() {
     let app = spawn_with(|c| c.login_burst_per_account = 3).await;
     let c = client();
@@ -172,7 +172,7 @@ async fn sign_in_is_throttled_per_account_even_with_the_right_password() {
     assert_eq!(v["error"]["code"], "throttled");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_is_throttled_per_address_across_accounts() {
     let app = spawn_with(|c| c.login_burst_per_address = 4).await;
     let c = client();
@@ -188,7 +188,7 @@ async fn sign_in_is_throttled_per_address_across_accounts() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disabled_users_cannot_sign_in_and_lose_open_sessions() {
     let app = spawn_app().await;
     let c = app.user("rita", Role::Reviewer).await;
@@ -209,7 +209,7 @@ async fn disabled_users_cannot_sign_in_and_lose_open_sessions() {
     assert_eq!(r.json::<Value>().await.unwrap()["error"]["code"], "disabled");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_password_change_ends_open_sessions() {
     let app = spawn_app().await;
     let c = app.user("pat", Role::Oncall).await;
@@ -227,7 +227,7 @@ async fn a_password_change_ends_open_sessions() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_page_checks_the_role() {
     let app = spawn_app().await;
     // (page, roles that may open it)
@@ -267,7 +267,7 @@ async fn every_page_checks_the_role() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_server_function_checks_the_role() {
     let app = spawn_app().await;
     let admin = app.admin_client().await;
@@ -346,7 +346,7 @@ async fn every_server_function_checks_the_role() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn state_changes_without_the_csrf_token_or_from_another_site_are_refused() {
     let app = spawn_app().await;
     let admin = app.admin_client().await;
@@ -425,7 +425,7 @@ async fn state_changes_without_the_csrf_token_or_from_another_site_are_refused()
     assert_eq!(r.status(), StatusCode::OK);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_out_ends_the_session() {
     let app = spawn_app().await;
     let c = app.admin_client().await;
@@ -444,7 +444,7 @@ async fn sign_out_ends_the_session() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_last_admin_cannot_be_disabled_or_demoted() {
     let app = spawn_app().await;
     let id = server::store::users::by_username(&app.db, &app.admin.0)
@@ -461,7 +461,7 @@ async fn the_last_admin_cannot_be_disabled_or_demoted() {
         .is_err());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_events_need_a_session() {
     let app = spawn_app().await;
     let r = client().get(app.url("/api/events")).send().await.unwrap();
@@ -500,7 +500,7 @@ async fn read_events(r: reqwest::Response, n: usize) -> Vec<(String, String)> {
     out
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_events_are_sequenced_and_resume_from_the_last_id() {
     let app = spawn_app().await;
     let c = app.admin_client().await;
@@ -544,7 +544,7 @@ async fn live_events_are_sequenced_and_resume_from_the_last_id() {
     assert_eq!(evs[1], ("2".to_string(), "users_changed".to_string()));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_ends_live_streams_and_stops_the_server() {
     let app = spawn_app().await;
     let c = app.admin_client().await;
@@ -559,7 +559,7 @@ async fn shutdown_ends_live_streams_and_stops_the_server() {
     assert!(reqwest::get(format!("http://{addr}/healthz")).await.is_err());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn user_administration_is_audited_with_who_did_it() {
     let app = spawn_app().await;
     let u = server::auth::users::add(

@@ -72,14 +72,21 @@ mod guard {
     }
 }
 
-/// Who is signed in, and the CSRF token for forms.
+/// Who is signed in, and the CSRF token for forms (for API clients; pages get it
+/// written into the document, see `components::shell::use_session`).
 #[server(endpoint = "session", input = GetUrl)]
 pub async fn get_session() -> Result<SessionInfo, ServerFnError> {
+    Ok(session_from_request())
+}
+
+/// The session of the request being served (server only).
+#[cfg(feature = "ssr")]
+pub fn session_from_request() -> SessionInfo {
     let a = guard::auth();
-    Ok(SessionInfo {
+    SessionInfo {
         user: a.user,
         csrf_token: a.csrf_token.unwrap_or_default(),
-    })
+    }
 }
 
 #[server(endpoint = "users/list", input = GetUrl)]

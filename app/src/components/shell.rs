@@ -1,24 +1,54 @@
 //! The frame of every page: header with navigation by role, live-connection indicator,
 //! theme switch and sign-out; plus the session context pages read.
 
-use crate::api::{error_text, get_session, Role, SessionInfo, CSRF_FIELD};
+use crate::api::{Role, SessionInfo, CSRF_FIELD};
 use crate::components::live::{provide_live, LiveConnector, LiveIndicator};
 use crate::routes;
 use leptos::prelude::*;
 use leptos_router::hooks::use_location;
 
-/// The session as loaded once per page load (SSR, then hydrated from the page).
-pub type SessionResource = Resource<Result<SessionInfo, ServerFnError>>;
+/// Who is signed in. The server knows it before rendering (the auth middleware put it in
+/// the request) and writes it into the page; the browser reads it from there when it
+/// hydrates. So no page waits on a resource for it: fewer `<Suspense>` boundaries, and
+/// none shared (shared boundaries can leave an SSR response hanging, leptos #4851).
+pub fn use_session() -> SessionInfo {
+    use_context::<SessionInfo>().unwrap_or_default()
+}
 
-pub fn use_session() -> SessionResource {
-    expect_context::<SessionResource>()
+/// Id of the `<script type="application/json">` that carries the session into the page.
+pub const SESSION_SCRIPT: &str = "airlock-session";
+
+/// The session for this render: from the request on the server, from the page in the browser.
+pub fn initial_session() -> SessionInfo {
+    #[cfg(feature = "ssr")]
+    {
+        crate::api::session_from_request()
+    }
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    {
+        document()
+            .get_element_by_id(SESSION_SCRIPT)
+            .and_then(|e| e.text_content())
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+    #[cfg(not(any(feature = "ssr", feature = "hydrate")))]
+    {
+        SessionInfo::default()
+    }
+}
+
+/// The session as JSON safe inside a `<script>` element.
+pub fn session_json(info: &SessionInfo) -> String {
+    serde_json::to_string(info).unwrap_or_default().replace('<', "\\u003c")
 }
 
 #[component]
 pub fn Layout(children: Children) -> impl IntoView {
-    let session: SessionResource = Resource::new(|| (), |_| get_session());
-    provide_context(session);
     provide_live();
+    let bar = use_session()
+        .user
+        .map(|u| view! { <SignedInBar role=u.role username=u.username csrf_token=use_session().csrf_token/> });
 
     // A marker the browser tests wait for: set only once the wasm app runs.
     Effect::new(move |_| {
@@ -30,24 +60,22 @@ pub fn Layout(children: Children) -> impl IntoView {
 
     view! {
         <a class="skip" href="#main">"Skip to content"</a>
+        <Header>{bar}</Header>
+        <main id="main" tabindex="-1">{children()}</main>
+    }
+}
+
+#[component]
+fn Header(children: Children) -> impl IntoView {
+    view! {
         <header class="topbar">
             <a class="brand" href="/">
                 <span class="logo" aria-hidden="true">"◆"</span>
                 " Airlock"
             </a>
-            <Suspense fallback=|| ()>
-                {move || Suspend::new(async move {
-                    match session.await {
-                        Ok(SessionInfo { user: Some(u), csrf_token }) => {
-                            view! { <SignedInBar role=u.role username=u.username csrf_token/> }.into_any()
-                        }
-                        _ => ().into_any(),
-                    }
-                })}
-            </Suspense>
+            {children()}
             <ThemeToggle/>
         </header>
-        <main id="main" tabindex="-1">{children()}</main>
     }
 }
 
@@ -129,39 +157,30 @@ fn ThemeToggle() -> impl IntoView {
 /// the right status code during server rendering.
 #[component]
 pub fn Guarded(path: &'static str, children: ChildrenFn) -> impl IntoView {
-    let session = use_session();
-    let children = StoredValue::new(children);
-    view! {
-        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                let page = routes::page(path);
-                match session.await {
-                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
-                    Ok(SessionInfo { user: None, .. }) => {
-                        set_status(401);
-                        view! {
-                            <section class="card narrow">
-                                <h1>"Please sign in"</h1>
-                                <p><a href=format!("/login?next={path}")>"Sign in"</a>" to open this page."</p>
-                            </section>
-                        }
-                        .into_any()
-                    }
-                    Ok(SessionInfo { user: Some(u), .. }) if page.is_some_and(|p| !p.roles.contains(&u.role)) => {
-                        set_status(403);
-                        view! {
-                            <section class="card narrow">
-                                <h1>"Not allowed"</h1>
-                                <p>{format!("Your role ({}) cannot open this page.", u.role)}</p>
-                                <p><a href=routes::home_for(u.role)>"Go to your start page"</a></p>
-                            </section>
-                        }
-                        .into_any()
-                    }
-                    Ok(_) => children.with_value(|c| c()).into_any(),
-                }
-            })}
-        </Suspense>
+    let page = routes::page(path);
+    match use_session().user {
+        None => {
+            set_status(401);
+            view! {
+                <section class="card narrow">
+                    <h1>"Please sign in"</h1>
+                    <p><a href=format!("/login?next={path}")>"Sign in"</a>" to open this page."</p>
+                </section>
+            }
+            .into_any()
+        }
+        Some(u) if page.is_some_and(|p| !p.roles.contains(&u.role)) => {
+            set_status(403);
+            view! {
+                <section class="card narrow">
+                    <h1>"Not allowed"</h1>
+                    <p>{format!("Your role ({}) cannot open this page.", u.role)}</p>
+                    <p><a href=routes::home_for(u.role)>"Go to your start page"</a></p>
+                </section>
+            }
+            .into_any()
+        }
+        Some(_) => children().into_any(),
     }
 }
 

@@ -18,7 +18,7 @@ pub fn Admin() -> impl IntoView {
 
 #[component]
 fn Users() -> impl IntoView {
-    let session = use_session();
+    let csrf = use_session().csrf_token;
     let add = ServerAction::<AddUser>::new();
     let set_role = ServerAction::<SetRole>::new();
     let set_disabled = ServerAction::<SetDisabled>::new();
@@ -42,8 +42,9 @@ fn Users() -> impl IntoView {
     };
     view! {
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                let csrf = session.await.map(|s| s.csrf_token).unwrap_or_default();
+            {move || {
+                let csrf = csrf.clone();
+                Suspend::new(async move {
                 let list = users.await;
                 view! {
                     {move || outcome().map(|r| match r {
@@ -71,7 +72,7 @@ fn Users() -> impl IntoView {
                         </ActionForm>
                     </section>
                 }
-            })}
+            })}}
         </Suspense>
     }
 }

@@ -11,7 +11,21 @@ use leptos_meta::Title;
 
 #[component]
 pub fn Grants() -> impl IntoView {
-    let session = use_session();
+    view! {
+        <Title text="Grants"/>
+        <Guarded path="/grants">
+            <h1>"Grants"</h1>
+            <p class="muted">"Approve-all grants let an agent session run a tool (or every tool of an MCP server) without asking, until they expire or are revoked. They never pass the guards or budgets."</p>
+            <GrantsBody/>
+        </Guarded>
+    }
+}
+
+#[component]
+fn GrantsBody() -> impl IntoView {
+    let SessionInfo { user, csrf_token } = use_session();
+    let csrf = StoredValue::new(csrf_token);
+    let can_revoke = user.is_some_and(|u| u.role.can_decide());
     let revoke = ServerAction::<RevokeGrant>::new();
     let changed = RwSignal::new(0u32);
     on_live_event(move |e| {
@@ -21,20 +35,14 @@ pub fn Grants() -> impl IntoView {
     });
     let grants = Resource::new(move || (revoke.version().get(), changed.get()), |_| list_grants());
     view! {
-        <Title text="Grants"/>
-        <Guarded path="/grants">
-            <h1>"Grants"</h1>
-            <p class="muted">"Approve-all grants let an agent session run a tool (or every tool of an MCP server) without asking, until they expire or are revoked. They never pass the guards or budgets."</p>
             {move || revoke.value().get().map(|r| match r {
                 Ok(()) => view! { <p class="notice" role="status" data-testid="grants-notice">"Grant revoked."</p> }.into_any(),
                 Err(e) => view! { <p class="error" role="alert" data-testid="grants-notice">{error_text(&e)}</p> }.into_any(),
             })}
             <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
-                {move || Suspend::new(async move {
-                    let (csrf, can_revoke) = match session.await {
-                        Ok(SessionInfo { user: Some(u), csrf_token }) => (csrf_token, u.role.can_decide()),
-                        _ => (String::new(), false),
-                    };
+                {move || {
+                    let csrf = csrf.get_value();
+                    Suspend::new(async move {
                     match grants.await {
                         Ok(list) => {
                             let clock = start_clock(list.now_ms);
@@ -55,9 +63,8 @@ pub fn Grants() -> impl IntoView {
                         }
                         Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
                     }
-                })}
+                })}}
             </Transition>
-        </Guarded>
     }
 }
 

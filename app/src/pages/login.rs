@@ -19,7 +19,7 @@ fn message(code: &str) -> &'static str {
 /// A plain HTML form posted to `/login`: works with and without JavaScript.
 #[component]
 pub fn Login() -> impl IntoView {
-    let session = use_session();
+    let token = use_session().csrf_token;
     let query = use_query_map();
     let error = move || query.read().get("error").map(|c| message(&c));
     let next = move || query.read().get("next").unwrap_or_default();
@@ -29,12 +29,7 @@ pub fn Login() -> impl IntoView {
             <h1>"Sign in to Airlock"</h1>
             {move || error().map(|m| view! { <p class="error" role="alert" data-testid="login-error">{m}</p> })}
             <form method="post" action="/login">
-                <Suspense fallback=|| ()>
-                    {move || Suspend::new(async move {
-                        let token = session.await.map(|s| s.csrf_token).unwrap_or_default();
-                        view! { <input type="hidden" name=CSRF_FIELD value=token/> }
-                    })}
-                </Suspense>
+                <input type="hidden" name=CSRF_FIELD value=token/>
                 <input type="hidden" name="next" value=next/>
                 <label for="username">"Username"</label>
                 <input id="username" name="username" autocomplete="username" required autofocus/>

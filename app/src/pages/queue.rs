@@ -24,20 +24,19 @@ pub fn Queue() -> impl IntoView {
 
 #[component]
 fn QueueLoader() -> impl IntoView {
-    let session = use_session();
+    let SessionInfo { user, csrf_token: csrf } = use_session();
+    let can_decide = user.is_some_and(|u| u.role.can_decide());
     let snapshot = Resource::new(|| (), |_| get_queue());
     view! {
         <Suspense fallback=|| view! { <p class="muted">"Loading the queue…"</p> }>
-            {move || Suspend::new(async move {
-                let (csrf, can_decide) = match session.await {
-                    Ok(SessionInfo { user: Some(u), csrf_token }) => (csrf_token, u.role.can_decide()),
-                    _ => (String::new(), false),
-                };
+            {move || {
+                let csrf = csrf.clone();
+                Suspend::new(async move {
                 match snapshot.await {
                     Ok(s) => view! { <QueueView snapshot=s csrf can_decide/> }.into_any(),
                     Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
                 }
-            })}
+            })}}
         </Suspense>
     }
 }

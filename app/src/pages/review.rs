@@ -25,7 +25,8 @@ pub fn Review() -> impl IntoView {
 fn ReviewLoader() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
-    let session = use_session();
+    let SessionInfo { user, csrf_token: csrf } = use_session();
+    let can_decide = user.is_some_and(|u| u.role.can_decide());
     let reload = RwSignal::new(0u32);
     // Lives above the reloading part so its message stays after the call changes state.
     let act = ServerAction::<Decide>::new();
@@ -51,11 +52,9 @@ fn ReviewLoader() -> impl IntoView {
             Err(e) => view! { <p class="error" role="alert" data-testid="decision-message">{error_text(&e)}</p> }.into_any(),
         })}
         <Transition fallback=|| view! { <p class="muted">"Loading the call…"</p> }>
-            {move || Suspend::new(async move {
-                let (csrf, can_decide) = match session.await {
-                    Ok(SessionInfo { user: Some(u), csrf_token }) => (csrf_token, u.role.can_decide()),
-                    _ => (String::new(), false),
-                };
+            {move || {
+                let csrf = csrf.clone();
+                Suspend::new(async move {
                 match detail.await {
                     Ok(d) => view! { <ReviewView detail=d csrf can_decide act/> }.into_any(),
                     Err(e) => view! {
@@ -66,7 +65,7 @@ fn ReviewLoader() -> impl IntoView {
                         </section>
                     }.into_any(),
                 }
-            })}
+            })}}
         </Transition>
     }
 }

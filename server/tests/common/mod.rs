@@ -78,6 +78,7 @@ pub fn client() -> Client {
     Client::builder()
         .cookie_store(true)
         .redirect(redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(10))
         .build()
         .unwrap()
 }
@@ -103,8 +104,11 @@ impl TestApp {
 
     /// Open the sign-in page and return its CSRF token.
     pub async fn login_token(&self, c: &Client) -> String {
-        let html = c.get(self.url("/login")).send().await.unwrap().text().await.unwrap();
-        csrf_from(&html).expect("sign-in form has a CSRF token")
+        let r = c.get(self.url("/login")).send().await.unwrap();
+        let status = r.status();
+        let html = r.text().await.unwrap();
+        assert_eq!(status, StatusCode::OK, "GET /login: {html}");
+        csrf_from(&html).unwrap_or_else(|| panic!("sign-in form has a CSRF token: {html}"))
     }
 
     /// Sign in as a JSON client (no `Accept: text/html`).
