@@ -86,33 +86,41 @@ fn line_col(src: &str, offset: usize) -> (usize, usize) {
 }
 
 /// Canonical JSON: object keys sorted, no whitespace. Independent of serde_json features.
+/// Written into one buffer (no allocation per key or value): the audit chain runs this
+/// for every event in its serial writer.
 pub fn canonical_json(v: &Value, out: &mut String) {
+    let mut buf = std::mem::take(out).into_bytes();
+    write_canonical(v, &mut buf);
+    *out = String::from_utf8(buf).expect("serde_json writes UTF-8");
+}
+
+fn write_canonical(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.iter().enumerate() {
+            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (k, x)) in entries.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Value::String((*k).clone()).to_string());
-                out.push(':');
-                canonical_json(&m[k.as_str()], out);
+                serde_json::to_writer(&mut *out, k).expect("writing to a Vec cannot fail");
+                out.push(b':');
+                write_canonical(x, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         Value::Array(a) => {
-            out.push('[');
+            out.push(b'[');
             for (i, x) in a.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                canonical_json(x, out);
+                write_canonical(x, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        other => out.push_str(&other.to_string()),
+        other => serde_json::to_writer(&mut *out, other).expect("writing to a Vec cannot fail"),
     }
 }
 

@@ -9,7 +9,7 @@
 //!
 //! Appending happens only in the ledger task (one writer), which keeps the head in memory.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use sqlx::{Sqlite, SqliteConnection};
 
@@ -55,15 +55,49 @@ pub fn event_hash(
     data: &Value,
     prev_hash: &str,
 ) -> String {
-    let doc = json!({
-        "seq": seq, "at_ms": at_ms, "kind": kind, "actor": actor,
-        "call_id": call_id, "session_id": session_id, "data": data, "prev_hash": prev_hash,
-    });
     let mut canon = String::new();
-    policy::load::canonical_json(&doc, &mut canon);
+    policy::load::canonical_json(data, &mut canon);
+    event_hash_canonical(seq, at_ms, kind, actor, call_id, session_id, &canon, prev_hash)
+}
+
+/// [`event_hash`] with `data` already in canonical form. The hashed document is the
+/// canonical JSON of `{seq, at_ms, kind, actor, call_id, session_id, data, prev_hash}`,
+/// written here field by field in sorted key order, so the (large) data is neither cloned
+/// nor canonicalised twice — this runs in the serial ledger for every event.
+#[allow(clippy::too_many_arguments)]
+pub fn event_hash_canonical(
+    seq: i64,
+    at_ms: i64,
+    kind: &str,
+    actor: &str,
+    call_id: Option<&str>,
+    session_id: Option<&str>,
+    canonical_data: &str,
+    prev_hash: &str,
+) -> String {
+    fn text(out: &mut Vec<u8>, s: Option<&str>) {
+        match s {
+            Some(s) => serde_json::to_writer(&mut *out, s).expect("writing to a Vec cannot fail"),
+            None => out.extend_from_slice(b"null"),
+        }
+    }
+    let mut doc = Vec::with_capacity(canonical_data.len() + 256);
+    doc.extend_from_slice(b"{\"actor\":");
+    text(&mut doc, Some(actor));
+    doc.extend_from_slice(format!(",\"at_ms\":{at_ms},\"call_id\":").as_bytes());
+    text(&mut doc, call_id);
+    doc.extend_from_slice(b",\"data\":");
+    doc.extend_from_slice(canonical_data.as_bytes());
+    doc.extend_from_slice(b",\"kind\":");
+    text(&mut doc, Some(kind));
+    doc.extend_from_slice(b",\"prev_hash\":");
+    text(&mut doc, Some(prev_hash));
+    doc.extend_from_slice(format!(",\"seq\":{seq},\"session_id\":").as_bytes());
+    text(&mut doc, session_id);
+    doc.push(b'}');
     let mut h = Sha256::new();
     h.update(b"airlock-audit-v1\0");
-    h.update(canon.as_bytes());
+    h.update(&doc);
     hex::encode(h.finalize())
 }
 
@@ -88,18 +122,18 @@ pub struct Chained<'a> {
 /// Give `ev` the next place after `head` and advance it (no I/O).
 pub fn chain<'a>(head: &mut Head, at_ms: i64, ev: &'a NewEvent) -> Chained<'a> {
     let seq = head.seq + 1;
-    let hash = event_hash(
+    let mut data = String::new();
+    policy::load::canonical_json(&ev.data, &mut data);
+    let hash = event_hash_canonical(
         seq,
         at_ms,
         ev.kind,
         &ev.actor,
         ev.call_id.as_deref(),
         ev.session_id.as_deref(),
-        &ev.data,
+        &data,
         &head.hash,
     );
-    let mut data = String::new();
-    policy::load::canonical_json(&ev.data, &mut data);
     let prev_hash = std::mem::replace(&mut head.hash, hash.clone());
     head.seq = seq;
     Chained {
@@ -238,6 +272,7 @@ pub async fn verify(db: &crate::store::Db) -> Result<Verification, sqlx::Error> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_hash_covers_every_field_and_the_previous_hash() {
@@ -256,6 +291,40 @@ mod tests {
         for v in variants {
             assert_ne!(v, base);
         }
+    }
+
+    /// Hashes in existing databases must keep verifying: this one was computed by the
+    /// first version of the chain and must never change.
+    #[test]
+    fn the_hash_format_is_stable() {
+        let data = json!({"tool": "write_file", "n": -1.5, "ok": true, "none": null, "s": "a\"<é>\u{1}",
+                          "nested": {"b": [1, {"z": 0, "a": "x"}], "a": []}});
+        let h = event_hash(
+            42,
+            1_700_000_000_123,
+            "call_received",
+            "agent:bot",
+            Some("tc_1"),
+            None,
+            &data,
+            GENESIS,
+        );
+        assert_eq!(h, "03088436bd92ddee114cc10e85ba216ccb6190285e95d0360645aea3adf883e6");
+        let mut canon = String::new();
+        policy::load::canonical_json(&data, &mut canon);
+        assert_eq!(
+            h,
+            event_hash_canonical(
+                42,
+                1_700_000_000_123,
+                "call_received",
+                "agent:bot",
+                Some("tc_1"),
+                None,
+                &canon,
+                GENESIS
+            )
+        );
     }
 
     #[test]
