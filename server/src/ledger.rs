@@ -722,12 +722,7 @@ impl Writer {
                 },
             )
             .await?;
-            let row = calls::get_in(conn, &row.id).await?.ok_or(sqlx::Error::RowNotFound)?;
-            if row.callback_url.is_some() {
-                calls::queue_callback(conn, &row.id, now).await?;
-                fx.callbacks = true;
-            }
-            decided(fx, &row);
+            self.finished(conn, &row.id, now, fx).await?;
             n += 1;
         }
         Ok(n)
@@ -860,18 +855,31 @@ impl Writer {
             },
         )
         .await?;
-        let row = calls::get_in(conn, &row.id).await?.ok_or(sqlx::Error::RowNotFound)?;
-        if row.callback_url.is_some() {
-            calls::queue_callback(conn, &row.id, now).await?;
-            fx.callbacks = true;
-        }
-        decided(fx, &row);
+        let row = self.finished(conn, &row.id, now, fx).await?;
         Ok(Ok(Reviewed {
             status: row.status,
             approvals,
             approvers_required: row.approvers_required,
             grant_id,
         }))
+    }
+
+    /// After a call reached its final status (expiry or a reviewer's decision, i.e. not in
+    /// the agent's first answer): queue its callback, wake long-polls, tell dashboards.
+    async fn finished(
+        &mut self,
+        conn: &mut SqliteConnection,
+        id: &str,
+        now: i64,
+        fx: &mut Effects,
+    ) -> Result<CallRow, sqlx::Error> {
+        let row = calls::get_in(conn, id).await?.ok_or(sqlx::Error::RowNotFound)?;
+        if row.callback_url.is_some() {
+            calls::queue_callback(conn, id, now).await?;
+            fx.callbacks = true;
+        }
+        decided(fx, &row);
+        Ok(row)
     }
 
     /// Create an approve-all grant from the call being approved.

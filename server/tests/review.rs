@@ -40,6 +40,20 @@ impl Reviewer {
         r.json().await.unwrap()
     }
 
+    /// A batch decision: the HTTP status and, when 200, the per-call outcomes.
+    async fn batch(&self, app: &TestApp, ids: &[String], verdict: &str, reason: &str) -> (StatusCode, Value) {
+        let body = json!({"csrf_token": self.token, "ids": ids, "verdict": verdict, "reason": reason});
+        let r = self
+            .c
+            .post(app.url("/api/calls/batch"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
     async fn get(&self, app: &TestApp, path: &str) -> Value {
         let r = self.c.get(app.url(path)).send().await.unwrap();
         assert_eq!(r.status(), StatusCode::OK, "{path}");
@@ -469,16 +483,9 @@ async fn batch_decisions_check_each_call_and_report_each_result() {
     }
     alice.decide(&app, &ids[1], &[("verdict", "skip")]).await;
     ids.push("tc_missing".into());
-    let body = json!({"csrf_token": alice.token, "ids": ids, "verdict": "approve", "reason": ""});
-    let r = alice
-        .c
-        .post(app.url("/api/calls/batch"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::OK);
-    let outs: Vec<Value> = r.json().await.unwrap();
+    let (status, outs) = alice.batch(&app, &ids, "approve", "").await;
+    assert_eq!(status, StatusCode::OK);
+    let outs = outs.as_array().unwrap();
     let oks: Vec<bool> = outs.iter().map(|o| o["ok"].as_bool().unwrap()).collect();
     assert_eq!(oks, [true, false, true, false], "{outs:?}");
     assert_eq!(outs[1]["message"], "Already skipped by alice.");
@@ -489,39 +496,15 @@ async fn batch_decisions_check_each_call_and_report_each_result() {
         held(&agent, write("s", "out/x.md")).await,
         held(&agent, write("s", "out/y.md")).await,
     ];
-    let body = json!({"csrf_token": alice.token, "ids": more, "verdict": "reject", "reason": ""});
-    let outs: Vec<Value> = alice
-        .c
-        .post(app.url("/api/calls/batch"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(outs.iter().all(|o| o["ok"] == false));
-    let body = json!({"csrf_token": alice.token, "ids": more, "verdict": "reject", "reason": "not now"});
-    let outs: Vec<Value> = alice
-        .c
-        .post(app.url("/api/calls/batch"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(outs.iter().all(|o| o["status"] == "rejected"), "{outs:?}");
-    let body = json!({"csrf_token": alice.token, "ids": more, "verdict": "modify", "reason": ""});
-    let r = alice
-        .c
-        .post(app.url("/api/calls/batch"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let (_, outs) = alice.batch(&app, &more, "reject", "").await;
+    assert!(outs.as_array().unwrap().iter().all(|o| o["ok"] == false));
+    let (_, outs) = alice.batch(&app, &more, "reject", "not now").await;
+    assert!(
+        outs.as_array().unwrap().iter().all(|o| o["status"] == "rejected"),
+        "{outs:?}"
+    );
+    let (status, _) = alice.batch(&app, &more, "modify", "").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]
@@ -540,15 +523,8 @@ async fn only_reviewers_and_oncall_decide_and_everyone_signed_in_may_look() {
         assert_eq!(who.get(&app, "/api/grants/list").await["active"], json!([]));
         let r = who.decide_raw(&app, &id, &[("verdict", "approve")]).await;
         assert_eq!(r.status(), StatusCode::FORBIDDEN);
-        let body = json!({"csrf_token": who.token, "ids": [id], "verdict": "approve", "reason": ""});
-        let r = who
-            .c
-            .post(app.url("/api/calls/batch"))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), StatusCode::FORBIDDEN);
+        let (status, _) = who.batch(&app, std::slice::from_ref(&id), "approve", "").await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
         let r = who
             .c
             .post(app.url("/api/grants/revoke"))
