@@ -2,7 +2,8 @@
 # Measure the agent API on loopback: a release server on a fresh SQLite file (WAL,
 # synchronous=FULL) and the load generator sending signed requests of the demo mix.
 #   scripts/bench-agent-api.sh [SECONDS]
-# Prints the closed-loop throughput and open-loop latency at 2,000 req/s (JSON lines).
+# Prints the closed-loop throughput (64 and 128 requests in flight) and the open-loop
+# latency at 2,000 req/s, with the server's and the generator's CPU time per call (JSON lines).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -19,11 +20,13 @@ SECRET="$("$BIN/airlock" agent add load | tail -n1)"
 "$BIN/airlock" serve >"$WORK/server.log" 2>&1 &
 PID=$!
 for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-load() { "$BIN/airlock-load" --url "http://127.0.0.1:$PORT" --agent load --secret "$SECRET" "$@"; }
+load() { "$BIN/airlock-load" --url "http://127.0.0.1:$PORT" --agent load --secret "$SECRET" --server-pid "$PID" "$@"; }
 echo "# warm-up" >&2
 load --seconds 2 --concurrency 32 >/dev/null
-echo "# closed loop, 64 in flight" >&2
-load --seconds "$SECONDS_PER_RUN" --concurrency 64
+for c in 64 128; do
+  echo "# closed loop, $c in flight" >&2
+  load --seconds "$SECONDS_PER_RUN" --concurrency "$c"
+done
 echo "# open loop, 2000 req/s" >&2
 load --seconds "$SECONDS_PER_RUN" --rate 2000
 echo "# calls stored: $(sqlite3 "$WORK/bench.db" 'SELECT count(*) FROM tool_calls' 2>/dev/null || echo '?')" >&2

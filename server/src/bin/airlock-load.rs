@@ -7,7 +7,18 @@
 //! reports throughput. Open loop (`--rate R`): requests start on a fixed schedule and
 //! latency is measured from the scheduled start, so a stall is not hidden by the client
 //! waiting (no coordinated omission). Prints one JSON line with the figures.
+//!
+//! With `--server-pid PID` it also reports the CPU time per call of the server and of
+//! itself (from /proc): on a shared machine, server CPU per call is the figure that says
+//! how far the throughput can go, whatever the load generator costs.
+//!
+//! Each connection is a bare HTTP/1 connection (hyper, keep-alive, no pool logic beyond
+//! reusing idle connections), so the generator's own cost per request stays small.
 
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
 use serde_json::json;
 use server::agents::SigningSecret;
 use server::ingest::signature;
@@ -22,12 +33,13 @@ struct Args {
     concurrency: usize,
     rate: Option<u64>,
     seconds: u64,
+    server_pid: Option<u32>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut a = std::env::args().skip(1);
     let (mut url, mut agent, mut secret) = ("http://127.0.0.1:3000".to_string(), "load".to_string(), None);
-    let (mut concurrency, mut rate, mut seconds) = (64usize, None, 10u64);
+    let (mut concurrency, mut rate, mut seconds, mut server_pid) = (64usize, None, 10u64, None);
     while let Some(k) = a.next() {
         let mut v = || a.next().ok_or(format!("{k} needs a value"));
         match k.as_str() {
@@ -37,6 +49,7 @@ fn parse_args() -> Result<Args, String> {
             "--concurrency" => concurrency = v()?.parse().map_err(|_| "--concurrency: a number")?,
             "--rate" => rate = Some(v()?.parse().map_err(|_| "--rate: a number")?),
             "--seconds" => seconds = v()?.parse().map_err(|_| "--seconds: a number")?,
+            "--server-pid" => server_pid = Some(v()?.parse().map_err(|_| "--server-pid: a process id")?),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -53,11 +66,12 @@ fn parse_args() -> Result<Args, String> {
         concurrency,
         rate,
         seconds,
+        server_pid,
     })
 }
 
 /// The demo mix of calls the policy decides on its own (allowed and denied).
-fn mix() -> Vec<String> {
+fn mix() -> Vec<Bytes> {
     let calls = [
         ("web_search", json!({"query": "refund policy damaged items"})),
         ("query_order", json!({"order_id": "AB12345678", "include_items": true})),
@@ -80,6 +94,7 @@ fn mix() -> Vec<String> {
             json!({"session_id": format!("load-{}", i % 4), "trace_id": format!("t-{i}"), "tool": tool,
                    "arguments": args, "reason": "load test"})
             .to_string()
+            .into()
         })
         .collect()
 }
@@ -89,40 +104,95 @@ struct Stats {
     ok: AtomicU64,
     failed: AtomicU64,
     statuses: Mutex<std::collections::BTreeMap<String, u64>>,
+    first_error: Mutex<Option<String>>,
 }
 
-async fn one(c: &reqwest::Client, a: &Args, body: &str, n: u64, stats: &Stats, started: Instant) {
+impl Stats {
+    fn fail(&self, why: String) {
+        self.failed.fetch_add(1, Ordering::Relaxed);
+        self.first_error.lock().unwrap().get_or_insert(why);
+    }
+}
+
+/// Idle keep-alive connections to the server; a request takes one or opens a new one.
+struct Pool {
+    authority: String,
+    idle: Mutex<Vec<SendRequest<Full<Bytes>>>>,
+}
+
+impl Pool {
+    async fn take(&self) -> Result<SendRequest<Full<Bytes>>, String> {
+        loop {
+            let Some(mut c) = self.idle.lock().unwrap().pop() else {
+                break;
+            };
+            if c.ready().await.is_ok() {
+                return Ok(c);
+            }
+        }
+        let stream = tokio::net::TcpStream::connect(&self.authority)
+            .await
+            .map_err(|e| format!("connect {}: {e}", self.authority))?;
+        stream.set_nodelay(true).map_err(|e| e.to_string())?;
+        let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| format!("handshake: {e}"))?;
+        tokio::spawn(conn);
+        Ok(send)
+    }
+
+    fn give_back(&self, c: SendRequest<Full<Bytes>>) {
+        if !c.is_closed() {
+            self.idle.lock().unwrap().push(c);
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct Answer {
+    status: String,
+}
+
+async fn send(pool: &Pool, a: &Args, body: &Bytes, n: u64) -> Result<String, String> {
     let id = format!("load_{}_{n}", std::process::id());
     let ts = (server::store::now_ms() / 1000).to_string();
-    let sig = signature::sign(&a.secret, &id, &ts, body.as_bytes());
-    let r = c
-        .post(format!("{}/api/v1/tool-calls", a.url))
+    let sig = signature::sign(&a.secret, &id, &ts, body);
+    let req = hyper::Request::post("/api/v1/tool-calls")
+        .header("host", &pool.authority)
         .header("content-type", "application/json")
         .header("airlock-agent", &a.agent)
         .header("webhook-id", id)
         .header("webhook-timestamp", ts)
         .header("webhook-signature", sig)
-        .body(body.to_string())
-        .send()
-        .await;
-    let status = match r {
-        Ok(r) if r.status().is_success() => r
-            .json::<serde_json::Value>()
-            .await
-            .ok()
-            .and_then(|v| v["status"].as_str().map(str::to_string)),
-        _ => None,
-    };
-    let us = started.elapsed().as_micros().min(u32::MAX as u128) as u32;
-    match status {
-        Some(s) => {
+        .body(Full::new(body.clone()))
+        .map_err(|e| e.to_string())?;
+    let mut conn = pool.take().await?;
+    let res = conn.send_request(req).await.map_err(|e| format!("request: {e}"))?;
+    let code = res.status();
+    let bytes = res
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| format!("response body: {e}"))?
+        .to_bytes();
+    pool.give_back(conn);
+    if !code.is_success() {
+        return Err(format!("HTTP {code}: {}", String::from_utf8_lossy(&bytes)));
+    }
+    serde_json::from_slice::<Answer>(&bytes)
+        .map(|a| a.status)
+        .map_err(|e| format!("answer: {e}"))
+}
+
+async fn one(pool: &Pool, a: &Args, body: &Bytes, n: u64, stats: &Stats, started: Instant) {
+    match send(pool, a, body, n).await {
+        Ok(status) => {
+            let us = started.elapsed().as_micros().min(u32::MAX as u128) as u32;
             stats.ok.fetch_add(1, Ordering::Relaxed);
             stats.latencies_us.lock().unwrap().push(us);
-            *stats.statuses.lock().unwrap().entry(s).or_default() += 1;
+            *stats.statuses.lock().unwrap().entry(status).or_default() += 1;
         }
-        None => {
-            stats.failed.fetch_add(1, Ordering::Relaxed);
-        }
+        Err(e) => stats.fail(e),
     }
 }
 
@@ -134,6 +204,16 @@ fn pct(sorted: &[u32], p: f64) -> f64 {
     f64::from(sorted[i]) / 1000.0
 }
 
+/// User + system CPU time of a process so far, in microseconds (Linux /proc; USER_HZ = 100).
+fn cpu_us(pid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(ticks * 10_000)
+}
+
 #[tokio::main]
 async fn main() {
     let a = match parse_args() {
@@ -143,18 +223,44 @@ async fn main() {
             std::process::exit(2);
         }
     };
+    let authority = match url::Url::parse(&a.url) {
+        Ok(u) if u.scheme() == "http" && u.host_str().is_some() => {
+            format!(
+                "{}:{}",
+                u.host_str().unwrap_or_default(),
+                u.port_or_known_default().unwrap_or(80)
+            )
+        }
+        _ => {
+            eprintln!("airlock-load: --url must be http://host:port");
+            std::process::exit(2);
+        }
+    };
+    let pool = Arc::new(Pool {
+        authority,
+        idle: Mutex::default(),
+    });
     let bodies = Arc::new(mix());
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(1024)
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("client");
     let stats = Arc::new(Stats {
         latencies_us: Mutex::new(Vec::with_capacity(1 << 20)),
         ok: AtomicU64::new(0),
         failed: AtomicU64::new(0),
         statuses: Mutex::default(),
+        first_error: Mutex::default(),
     });
+    // Open the connections before the clock starts: connection set-up is not what is measured.
+    let warm = futures::future::join_all((0..a.concurrency.min(1024)).map(|_| pool.take())).await;
+    for c in warm {
+        match c {
+            Ok(c) => pool.give_back(c),
+            Err(e) => {
+                eprintln!("airlock-load: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    let server_pid = a.server_pid.map(|p| p.to_string());
+    let cpu_before = (server_pid.as_deref().and_then(cpu_us), cpu_us("self"));
     let counter = Arc::new(AtomicU64::new(0));
     let begin = Instant::now();
     let end = begin + Duration::from_secs(a.seconds);
@@ -162,17 +268,11 @@ async fn main() {
         None => {
             let mut workers = Vec::new();
             for _ in 0..a.concurrency {
-                let (a, c, s, b, n) = (
-                    a.clone(),
-                    client.clone(),
-                    stats.clone(),
-                    bodies.clone(),
-                    counter.clone(),
-                );
+                let (a, p, s, b, n) = (a.clone(), pool.clone(), stats.clone(), bodies.clone(), counter.clone());
                 workers.push(tokio::spawn(async move {
                     while Instant::now() < end {
                         let i = n.fetch_add(1, Ordering::Relaxed);
-                        one(&c, &a, &b[i as usize % b.len()], i, &s, Instant::now()).await;
+                        one(&p, &a, &b[i as usize % b.len()], i, &s, Instant::now()).await;
                     }
                 }));
             }
@@ -190,8 +290,8 @@ async fn main() {
                     break;
                 }
                 tokio::time::sleep_until(at.into()).await;
-                let (a, c, s, b) = (a.clone(), client.clone(), stats.clone(), bodies.clone());
-                inflight.spawn(async move { one(&c, &a, &b[i as usize % b.len()], i, &s, at).await });
+                let (a, p, s, b) = (a.clone(), pool.clone(), stats.clone(), bodies.clone());
+                inflight.spawn(async move { one(&p, &a, &b[i as usize % b.len()], i, &s, at).await });
                 i += 1;
                 while inflight.try_join_next().is_some() {}
             }
@@ -199,9 +299,14 @@ async fn main() {
         }
     }
     let elapsed = begin.elapsed().as_secs_f64();
+    let cpu_after = (server_pid.as_deref().and_then(cpu_us), cpu_us("self"));
     let mut lat = std::mem::take(&mut *stats.latencies_us.lock().unwrap());
     lat.sort_unstable();
     let ok = stats.ok.load(Ordering::Relaxed);
+    let per_call = |before: Option<u64>, after: Option<u64>| match (before, after) {
+        (Some(b), Some(a)) if ok > 0 => Some(((a - b) as f64 / ok as f64 * 10.0).round() / 10.0),
+        _ => None,
+    };
     let report = json!({
         "mode": if a.rate.is_some() { "open" } else { "closed" },
         "rate": a.rate, "concurrency": if a.rate.is_none() { Some(a.concurrency) } else { None },
@@ -209,7 +314,14 @@ async fn main() {
         "ok": ok, "failed": stats.failed.load(Ordering::Relaxed),
         "throughput_per_s": (ok as f64 / elapsed).round(),
         "p50_ms": pct(&lat, 0.50), "p90_ms": pct(&lat, 0.90), "p99_ms": pct(&lat, 0.99), "max_ms": pct(&lat, 1.0),
+        "cpu_us_per_call": {
+            "server": per_call(cpu_before.0, cpu_after.0),
+            "load": per_call(cpu_before.1, cpu_after.1),
+        },
         "statuses": *stats.statuses.lock().unwrap(),
     });
+    if let Some(e) = stats.first_error.lock().unwrap().as_ref() {
+        eprintln!("airlock-load: first failure: {e}");
+    }
     println!("{report}");
 }
