@@ -117,6 +117,24 @@ test('an approve-all grant lets the next call through until it is revoked', asyn
   expect((await propose(write(s, 'out/3.md'))).status).toBe('pending');
 });
 
+test('opening another call of the session from the review page drops the last decision message', async ({ browser }) => {
+  const page = await reviewerPage(browser, USERS.reviewer);
+  const s = session('next');
+  const first = await held(write(s, 'out/first.md'));
+  const second = await held(write(s, 'out/second.md'));
+  await openReview(page, second);
+  await page.getByTestId('reject-reason').fill('wrong file');
+  await page.getByTestId('reject').click();
+  await expect(page.getByTestId('decision-message')).toBeVisible();
+  await expect(page.getByTestId('decided-banner')).toContainText(`rejected by ${USERS.reviewer}`);
+
+  await page.locator('.session-calls li:not(.current) a').click();
+  await expect(page).toHaveURL(new RegExp(`/calls/${first}$`));
+  await expect(page.getByTestId('arguments')).toContainText('out/first.md');
+  await expect(page.getByTestId('decision-message')).toHaveCount(0);
+  await expect(page.getByTestId('approve')).toBeEnabled();
+});
+
 test('a call that needs two approvers stays pending until a second, different reviewer approves', async ({ browser }) => {
   const alice = await reviewerPage(browser, USERS.reviewer);
   const bob = await reviewerPage(browser, USERS.oncall);

@@ -31,6 +31,8 @@ fn ReviewLoader() -> impl IntoView {
     // Lives above the reloading part so its message stays after the call changes state.
     let act = ServerAction::<Decide>::new();
     let detail = Resource::new(move || (id(), reload.get()), |(id, _)| get_call(id));
+    // The page stays mounted when a link opens another call: its message belongs to the last one.
+    Effect::watch(id, move |_, _, _| act.value().set(None), false);
     // A successful decision reloads the call (it is no longer pending).
     Effect::new(move |_| {
         if let Some(Ok(DecisionOutcome { ok: true, .. })) = act.value().get() {
