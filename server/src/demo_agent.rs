@@ -126,21 +126,19 @@ impl Client {
         sign_body_only: bool,
     ) -> Result<Value, String> {
         let id = format!("msg_{}", uuid::Uuid::now_v7().simple());
-        let ts = (crate::store::now_ms() / 1000).to_string();
         let payload = if sign_body_only {
-            body.clone()
+            body.clone().into_bytes()
         } else {
-            format!("{} {}\n{}", method.as_str(), path, body)
+            signature::bound_payload(method.as_str(), path, body.as_bytes())
         };
-        let sig = signature::sign(&self.secret, &id, &ts, payload.as_bytes());
-        let r = self
-            .http
-            .request(method, format!("{}{}", self.base, path))
-            .header("content-type", "application/json")
-            .header("airlock-agent", &self.agent)
-            .header("webhook-id", id)
-            .header("webhook-timestamp", ts)
-            .header("webhook-signature", sig)
+        let r = signature::agent_headers(&self.secret, &self.agent, &id, &payload)
+            .into_iter()
+            .fold(
+                self.http
+                    .request(method, format!("{}{}", self.base, path))
+                    .header("content-type", "application/json"),
+                |r, (k, v)| r.header(k, v),
+            )
             .body(body)
             .send()
             .await

@@ -60,15 +60,13 @@ async fn propose(http: &reqwest::Client, port: u16, secret: &SigningSecret, n: u
     let body =
         json!({"session_id": format!("s{}", n % 7), "tool": "web_search", "arguments": {"query": format!("q{n}")}})
             .to_string();
-    let id = format!("msg_{n}");
-    let ts = (server::store::now_ms() / 1000).to_string();
-    let sig = server::ingest::signature::sign(secret, &id, &ts, body.as_bytes());
-    let r = http
-        .post(format!("http://127.0.0.1:{port}/api/v1/tool-calls"))
-        .header("airlock-agent", "crash")
-        .header("webhook-id", id)
-        .header("webhook-timestamp", ts)
-        .header("webhook-signature", sig)
+    let headers = server::ingest::signature::agent_headers(secret, "crash", &format!("msg_{n}"), body.as_bytes());
+    let r = headers
+        .into_iter()
+        .fold(
+            http.post(format!("http://127.0.0.1:{port}/api/v1/tool-calls")),
+            |r, (k, v)| r.header(k, v),
+        )
         .body(body)
         .send()
         .await

@@ -49,17 +49,13 @@ mod guard {
     pub fn require_csrf(roles: &[Role], token: &str) -> Result<UserView, ServerFnError> {
         let user = require(roles)?;
         let expected = auth().csrf_token.unwrap_or_default();
-        if expected.is_empty() || !constant_time_eq(expected.as_bytes(), token.as_bytes()) {
+        if expected.is_empty() || !bool::from(subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), token.as_bytes())) {
             status(403);
             return Err(ServerFnError::new(
                 "the form has expired; reload the page and try again",
             ));
         }
         Ok(user)
-    }
-
-    fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
     }
 
     pub fn map_err(e: BackendError) -> ServerFnError {

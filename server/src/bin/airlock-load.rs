@@ -155,15 +155,14 @@ struct Answer {
 
 async fn send(pool: &Pool, a: &Args, body: &Bytes, n: u64) -> Result<String, String> {
     let id = format!("load_{}_{n}", std::process::id());
-    let ts = (server::store::now_ms() / 1000).to_string();
-    let sig = signature::sign(&a.secret, &id, &ts, body);
-    let req = hyper::Request::post("/api/v1/tool-calls")
-        .header("host", &pool.authority)
-        .header("content-type", "application/json")
-        .header("airlock-agent", &a.agent)
-        .header("webhook-id", id)
-        .header("webhook-timestamp", ts)
-        .header("webhook-signature", sig)
+    let req = signature::agent_headers(&a.secret, &a.agent, &id, body)
+        .into_iter()
+        .fold(
+            hyper::Request::post("/api/v1/tool-calls")
+                .header("host", &pool.authority)
+                .header("content-type", "application/json"),
+            |r, (k, v)| r.header(k, v),
+        )
         .body(Full::new(body.clone()))
         .map_err(|e| e.to_string())?;
     let mut conn = pool.take().await?;

@@ -192,16 +192,24 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Byte
     axum::body::to_bytes(body, limit).await.map_err(|_| too_large())
 }
 
+/// Read a small body (at most 64 KiB) and check the signature bound to method, path and body.
+async fn signed_body(
+    state: &AppState,
+    peer: SocketAddr,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Signed, Bytes), ApiError> {
+    let bytes = read_body(body, headers, 64 * 1024).await?;
+    let signed = authenticate(state, peer, uri.path(), headers, &bound_payload(method, uri, &bytes)).await?;
+    Ok((signed, bytes))
+}
+
 /// The payload that requests other than the ingest POST sign.
 fn bound_payload(method: &Method, uri: &Uri, body: &[u8]) -> Vec<u8> {
     let target = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
-    let mut v = Vec::with_capacity(target.len() + body.len() + 8);
-    v.extend_from_slice(method.as_str().as_bytes());
-    v.push(b' ');
-    v.extend_from_slice(target.as_bytes());
-    v.push(b'\n');
-    v.extend_from_slice(body);
-    v
+    signature::bound_payload(method.as_str(), target, body)
 }
 
 fn json_response(status: StatusCode, body: String, replay: bool) -> Response {
@@ -412,15 +420,7 @@ pub async fn cancel(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let bytes = read_body(body, &headers, 64 * 1024).await?;
-    let signed = authenticate(
-        &state,
-        peer,
-        uri.path(),
-        &headers,
-        &bound_payload(&method, &uri, &bytes),
-    )
-    .await?;
+    let (signed, _) = signed_body(&state, peer, &method, &uri, &headers, body).await?;
     let row = state.ledger.cancel(signed.agent.as_str(), &id).await?;
     Ok(json_response(StatusCode::OK, view::call_view(&row).to_string(), false))
 }
@@ -454,15 +454,7 @@ pub async fn result(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let bytes = read_body(body, &headers, 64 * 1024).await?;
-    let signed = authenticate(
-        &state,
-        peer,
-        uri.path(),
-        &headers,
-        &bound_payload(&method, &uri, &bytes),
-    )
-    .await?;
+    let (signed, bytes) = signed_body(&state, peer, &method, &uri, &headers, body).await?;
     let v = policy::parse_strict(
         &bytes,
         JsonLimits {

@@ -73,6 +73,36 @@ pub fn sign(secret: &SigningSecret, id: &str, ts: &str, body: &[u8]) -> String {
     format!("v1,{}", B64.encode(mac(secret, id, ts, body).finalize().into_bytes()))
 }
 
+/// The four headers of a signed agent request, timestamped now. `payload` is the body for
+/// `POST /api/v1/tool-calls`, and [`bound_payload`] for every other request.
+pub fn agent_headers(
+    secret: &SigningSecret,
+    agent: &str,
+    message_id: &str,
+    payload: &[u8],
+) -> [(&'static str, String); 4] {
+    let ts = (crate::store::now_ms() / 1000).to_string();
+    let sig = sign(secret, message_id, &ts, payload);
+    [
+        ("airlock-agent", agent.to_string()),
+        ("webhook-id", message_id.to_string()),
+        ("webhook-timestamp", ts),
+        ("webhook-signature", sig),
+    ]
+}
+
+/// What requests other than the ingest POST sign: `"{METHOD} {path?query}\n{body}"`, so a
+/// captured signature cannot be replayed against another call or method.
+pub fn bound_payload(method: &str, target: &str, body: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(method.len() + target.len() + body.len() + 2);
+    v.extend_from_slice(method.as_bytes());
+    v.push(b' ');
+    v.extend_from_slice(target.as_bytes());
+    v.push(b'\n');
+    v.extend_from_slice(body);
+    v
+}
+
 /// Does any `v1` signature in `header` match any of `secrets`?
 pub fn verify(secrets: &[SigningSecret], id: &str, ts: &str, body: &[u8], header: &str) -> Result<(), SignatureError> {
     let mut candidates = Vec::new();
@@ -114,6 +144,27 @@ mod tests {
 
     fn secret() -> SigningSecret {
         SigningSecret::parse(SECRET).unwrap()
+    }
+
+    #[test]
+    fn agent_headers_carry_a_fresh_signature_bound_to_method_and_path() {
+        let payload = bound_payload("GET", "/api/v1/tool-calls/tc_1?wait=5", b"");
+        assert_eq!(payload, b"GET /api/v1/tool-calls/tc_1?wait=5\n");
+        let h = agent_headers(&secret(), "support-bot", "msg_1", &payload);
+        let names: Vec<&str> = h.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            names,
+            ["airlock-agent", "webhook-id", "webhook-timestamp", "webhook-signature"]
+        );
+        assert_eq!((h[0].1.as_str(), h[1].1.as_str()), ("support-bot", "msg_1"));
+        let now = crate::store::now_ms() / 1000;
+        assert!(check_timestamp(&h[2].1, now).is_ok());
+        assert_eq!(verify(&[secret()], "msg_1", &h[2].1, &payload, &h[3].1), Ok(()));
+        let other = bound_payload("GET", "/api/v1/tool-calls/tc_2?wait=5", b"");
+        assert_eq!(
+            verify(&[secret()], "msg_1", &h[2].1, &other, &h[3].1),
+            Err(SignatureError::Mismatch)
+        );
     }
 
     #[test]

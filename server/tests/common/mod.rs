@@ -6,6 +6,7 @@ use reqwest::{header, redirect, Client, Response, StatusCode};
 use secrecy::SecretString;
 use server::auth::Password;
 use server::config::Config;
+use server::ingest::signature;
 use server::startup::Application;
 use std::net::SocketAddr;
 
@@ -229,17 +230,15 @@ impl TestAgent {
     /// A signed request to another endpoint: signs "{METHOD} {path}\n{body}".
     pub async fn call(&self, method: reqwest::Method, path: &str, body: &str) -> (StatusCode, serde_json::Value) {
         let msg_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
-        let ts = unix_now();
-        let payload = format!("{} {}\n{}", method.as_str(), path, body);
-        let sig = self.sign(&msg_id, ts, payload.as_bytes());
-        let r = self
-            .http
-            .request(method, format!("{}{}", self.base, path))
-            .header("content-type", "application/json")
-            .header("airlock-agent", &self.id)
-            .header("webhook-id", msg_id)
-            .header("webhook-timestamp", ts.to_string())
-            .header("webhook-signature", sig)
+        let payload = signature::bound_payload(method.as_str(), path, body.as_bytes());
+        let r = signature::agent_headers(&self.secret, &self.id, &msg_id, &payload)
+            .into_iter()
+            .fold(
+                self.http
+                    .request(method, format!("{}{}", self.base, path))
+                    .header("content-type", "application/json"),
+                |r, (k, v)| r.header(k, v),
+            )
             .body(body.to_string())
             .send()
             .await
