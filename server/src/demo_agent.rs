@@ -110,6 +110,23 @@ fn script() -> Vec<(&'static str, &'static str, Option<&'static str>, Value)> {
     ]
 }
 
+/// `req` as an agent sends it: JSON content type and the signature headers over `payload`
+/// (the body for the ingest POST, [`signature::bound_payload`] for every other request).
+/// The integration tests sign their requests with it too.
+pub fn signed(
+    req: reqwest::RequestBuilder,
+    agent: &str,
+    secret: &SigningSecret,
+    message_id: &str,
+    payload: &[u8],
+) -> reqwest::RequestBuilder {
+    signature::agent_headers(secret, agent, message_id, payload)
+        .into_iter()
+        .fold(req.header("content-type", "application/json"), |r, (k, v)| {
+            r.header(k, v)
+        })
+}
+
 struct Client {
     http: reqwest::Client,
     base: String,
@@ -131,14 +148,8 @@ impl Client {
         } else {
             signature::bound_payload(method.as_str(), path, body.as_bytes())
         };
-        let r = signature::agent_headers(&self.secret, &self.agent, &id, &payload)
-            .into_iter()
-            .fold(
-                self.http
-                    .request(method, format!("{}{}", self.base, path))
-                    .header("content-type", "application/json"),
-                |r, (k, v)| r.header(k, v),
-            )
+        let req = self.http.request(method, format!("{}{}", self.base, path));
+        let r = signed(req, &self.agent, &self.secret, &id, &payload)
             .body(body)
             .send()
             .await

@@ -60,13 +60,8 @@ async fn propose(http: &reqwest::Client, port: u16, secret: &SigningSecret, n: u
     let body =
         json!({"session_id": format!("s{}", n % 7), "tool": "web_search", "arguments": {"query": format!("q{n}")}})
             .to_string();
-    let headers = server::ingest::signature::agent_headers(secret, "crash", &format!("msg_{n}"), body.as_bytes());
-    let r = headers
-        .into_iter()
-        .fold(
-            http.post(format!("http://127.0.0.1:{port}/api/v1/tool-calls")),
-            |r, (k, v)| r.header(k, v),
-        )
+    let req = http.post(format!("http://127.0.0.1:{port}/api/v1/tool-calls"));
+    let r = server::demo_agent::signed(req, "crash", secret, &format!("msg_{n}"), body.as_bytes())
         .body(body)
         .send()
         .await

@@ -231,14 +231,8 @@ impl TestAgent {
     pub async fn call(&self, method: reqwest::Method, path: &str, body: &str) -> (StatusCode, serde_json::Value) {
         let msg_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
         let payload = signature::bound_payload(method.as_str(), path, body.as_bytes());
-        let r = signature::agent_headers(&self.secret, &self.id, &msg_id, &payload)
-            .into_iter()
-            .fold(
-                self.http
-                    .request(method, format!("{}{}", self.base, path))
-                    .header("content-type", "application/json"),
-                |r, (k, v)| r.header(k, v),
-            )
+        let req = self.http.request(method, format!("{}{}", self.base, path));
+        let r = server::demo_agent::signed(req, &self.id, &self.secret, &msg_id, &payload)
             .body(body.to_string())
             .send()
             .await
