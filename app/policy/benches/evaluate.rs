@@ -121,6 +121,7 @@ fn bench(c: &mut Criterion) {
         group.bench_function(sh.name, |b| {
             b.iter(|| {
                 let call = Call {
+                    agent: "bench-agent",
                     tool: sh.tool,
                     server: sh.server,
                     session_id: "bench-session",
@@ -150,6 +151,7 @@ fn bench(c: &mut Criterion) {
             |usage| {
                 for sh in &shapes {
                     let call = Call {
+                        agent: "bench-agent",
                         tool: sh.tool,
                         server: sh.server,
                         session_id: "bench-session",

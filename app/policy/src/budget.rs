@@ -49,6 +49,10 @@ impl MemoryUsage {
             let k = (d.budget.clone(), d.scope.clone());
             match d.change {
                 UsageChange::Count => *self.counts.entry(k).or_default() += 1,
+                UsageChange::Uncount => {
+                    let c = self.counts.entry(k).or_default();
+                    *c = c.saturating_sub(1);
+                }
                 UsageChange::Amount(a) => *self.amounts.entry(k).or_default() += a,
                 UsageChange::Tat(t) => {
                     self.tats.insert(k, t);
@@ -70,6 +74,39 @@ impl Usage for MemoryUsage {
     }
     fn tat_ms(&self, b: &str, s: &str) -> Option<i64> {
         self.tats.get(&(b.to_string(), s.to_string())).copied()
+    }
+}
+
+/// Usage as it was before some charges: what a modified call is judged against, so
+/// the call it replaces is not counted twice.
+pub struct Without<'a> {
+    pub usage: &'a dyn Usage,
+    pub charges: &'a [UsageDelta],
+}
+
+impl Usage for Without<'_> {
+    fn count(&self, b: &str, s: &str) -> u64 {
+        let n = self
+            .charges
+            .iter()
+            .filter(|d| d.budget == b && d.scope == s && d.change == UsageChange::Count)
+            .count() as u64;
+        self.usage.count(b, s).saturating_sub(n)
+    }
+    fn amount(&self, b: &str, s: &str) -> f64 {
+        let minus: f64 = self
+            .charges
+            .iter()
+            .filter(|d| d.budget == b && d.scope == s)
+            .map(|d| match d.change {
+                UsageChange::Amount(a) => a,
+                _ => 0.0,
+            })
+            .sum();
+        self.usage.amount(b, s) - minus
+    }
+    fn tat_ms(&self, b: &str, s: &str) -> Option<i64> {
+        self.usage.tat_ms(b, s)
     }
 }
 
@@ -131,14 +168,27 @@ impl Budget {
         })
     }
 
+    /// Rates count proposals: a reviewer's modification is not a new proposal.
+    pub fn is_rate(&self) -> bool {
+        self.kind == BudgetKind::Rate
+    }
+
     pub fn field(&self) -> Option<&str> {
         self.field.as_deref()
     }
 
     fn scope_key(&self, call: &Call, now_ms: i64) -> String {
         match self.scope {
-            BudgetScope::Turn => format!("turn:{}:{}", call.session_id, call.turn_id.unwrap_or("")),
-            BudgetScope::Session => format!("session:{}", call.session_id),
+            // Keyed by agent too: session ids are chosen by agents, so one agent must not
+            // spend (or escape into) another's budget. U+001F cannot occur in ids, so the
+            // parts cannot run into each other.
+            BudgetScope::Turn => format!(
+                "turn:{}\u{1f}{}\u{1f}{}",
+                call.agent,
+                call.session_id,
+                call.turn_id.unwrap_or("")
+            ),
+            BudgetScope::Session => format!("session:{}\u{1f}{}", call.agent, call.session_id),
             BudgetScope::Day => format!("day:{}", utc_date(now_ms)),
             BudgetScope::Global => "global".to_string(),
         }
@@ -281,6 +331,7 @@ mod tests {
 
     fn call<'a>(args: &'a Value, turn: Option<&'a str>) -> Call<'a> {
         Call {
+            agent: "a1",
             tool: "t",
             server: None,
             session_id: "s1",

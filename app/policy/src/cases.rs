@@ -27,6 +27,9 @@ pub struct Case {
     #[serde(default = "empty_object")]
     pub arguments: toml::Value,
     pub context: Option<toml::Value>,
+    /// The agent that proposes the call (budgets per session and turn are per agent).
+    #[serde(default = "default_agent")]
+    pub agent: String,
     #[serde(default = "default_session")]
     pub session: String,
     pub turn: Option<String>,
@@ -46,6 +49,9 @@ pub struct Case {
 
 fn empty_object() -> toml::Value {
     toml::Value::Table(Default::default())
+}
+fn default_agent() -> String {
+    "case-agent".into()
 }
 fn default_session() -> String {
     "case-session".into()
@@ -169,6 +175,7 @@ pub fn run(policy: &Policy, cases_src: &str) -> Result<Report, String> {
         let args = to_json(&c.arguments);
         let ctx = c.context.as_ref().map_or(Value::Null, to_json);
         let call = Call {
+            agent: &c.agent,
             tool: &c.tool,
             server: c.server.as_deref(),
             session_id: &c.session,

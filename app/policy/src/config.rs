@@ -167,9 +167,9 @@ pub struct ToolConfig {
     /// May an on-call emergency override release this tool's held calls?
     #[serde(default = "yes")]
     pub break_glass: bool,
-    /// May reviewers approve-all this tool (per session) or its server?
-    #[serde(default = "yes")]
-    pub grantable: bool,
+    /// May reviewers approve-all this tool (per session) or its server? Defaults to
+    /// yes, except for destructive tools, which must say `grantable = true` explicitly.
+    pub grantable: Option<bool>,
     #[serde(default)]
     pub path_guards: Vec<PathGuardUse>,
     #[serde(default)]

@@ -10,6 +10,8 @@ use std::sync::Arc;
 /// One proposed tool call, as the engine sees it.
 #[derive(Debug, Clone, Copy)]
 pub struct Call<'a> {
+    /// The authenticated agent that proposes it: session and turn budgets are its own.
+    pub agent: &'a str,
     pub tool: &'a str,
     /// MCP server the agent says the tool belongs to.
     pub server: Option<&'a str>,
@@ -84,18 +86,20 @@ pub struct ShadowFinding {
 }
 
 /// A change to budget state that the caller applies once it stores the decision.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UsageDelta {
     pub budget: String,
     pub scope: String,
     pub change: UsageChange,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UsageChange {
     /// One more call.
     Count,
+    /// One call fewer: a reviewer's modification replaced the call that was counted.
+    Uncount,
     /// Add this amount.
     Amount(f64),
     /// New GCRA theoretical arrival time (unix ms).
@@ -149,6 +153,8 @@ pub struct Decision {
     pub break_glass: bool,
     /// May reviewers answer this call with an approve-all grant?
     pub grantable: bool,
+    /// Why not, for a held call that is not grantable (shown on the review page).
+    pub not_grantable: Option<String>,
     pub policy_version: Arc<str>,
     pub source: Source,
     pub grant_id: Option<String>,

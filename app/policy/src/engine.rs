@@ -123,6 +123,14 @@ pub struct Refusal {
     pub reason: String,
 }
 
+/// A modification judged again: the decision (its `usage` is the net change to apply)
+/// and what the modified call now has charged in all (to replace on a later change).
+#[derive(Debug, Clone)]
+pub struct Reevaluated {
+    pub decision: Decision,
+    pub charges: Vec<UsageDelta>,
+}
+
 /// A hold: the call needs a human, and why.
 struct Hold {
     layer: Layer,
@@ -132,6 +140,32 @@ struct Hold {
     grantable: bool,
     /// The tool's own `approval = "ask"` (less specific than any matching rule).
     tool_default: bool,
+}
+
+impl Hold {
+    /// Why an approve-all grant cannot release this hold, for the reviewer.
+    fn not_grantable(&self, tool: &Tool) -> Option<String> {
+        if self.grantable {
+            return None;
+        }
+        Some(match self.layer {
+            Layer::CommandGuard | Layer::PathGuard | Layer::UrlGuard => {
+                format!(
+                    "a guard holds it ({}); each such call needs its own decision",
+                    self.rule
+                )
+            }
+            Layer::Budget => format!(
+                "budget {} is exceeded; each such call needs its own decision",
+                self.rule
+            ),
+            _ if !tool.grantable && tool.destructive => {
+                format!("{} is destructive and the policy does not mark it grantable", tool.name)
+            }
+            _ if !tool.grantable => format!("the policy does not allow approve-all for {}", tool.name),
+            _ => format!("rule {} asks for single-step approval", self.rule),
+        })
+    }
 }
 
 /// What layers 1–3 found for an admissible call.
@@ -190,6 +224,25 @@ impl Policy {
         })
     }
 
+    /// Arguments a guard of this tool checks (paths, commands, URLs). Reviewers must see
+    /// these exactly as they will run: they are never value-redacted in the review view.
+    pub fn guarded_args(&self, name: &str) -> Vec<&str> {
+        let Some(t) = self.tools.get(name) else {
+            return Vec::new();
+        };
+        let mut v: Vec<&str> = t
+            .path_guards
+            .iter()
+            .flat_map(|g| g.args.iter())
+            .chain(t.command_guards.iter().flat_map(|g| g.args.iter()))
+            .chain(t.url_guards.iter().flat_map(|g| g.args.iter()))
+            .map(String::as_str)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     /// Layer 1: the allowlist.
     fn allowlisted(&self, call: &Call) -> Result<&Tool, Refusal> {
         let refuse = |reason: String| Refusal {
@@ -197,11 +250,11 @@ impl Policy {
             rule: None,
             reason,
         };
-        let name = crate::name::normalize(call.tool).map_err(|p| refuse(p.to_string()))?;
+        let name = crate::name::check(call.tool).map_err(|p| refuse(p.to_string()))?;
         let tool = self
             .tools
-            .get(name.as_ref())
-            .ok_or_else(|| refuse(format!("tool {:?} is not on the allowlist", name.as_ref())))?;
+            .get(name)
+            .ok_or_else(|| refuse(format!("tool {name:?} is not on the allowlist")))?;
         if let Some(s) = call.server {
             if tool.server.as_deref() != Some(s) {
                 return Err(refuse(format!("tool {} does not belong to server {s:?}", tool.name)));
@@ -363,6 +416,39 @@ impl Policy {
 
     /// Decide one call.
     pub fn evaluate(&self, call: &Call, inputs: &Inputs) -> Decision {
+        self.decide(call, inputs, false)
+    }
+
+    /// Decide a reviewer's modification of a held call as if the agent had sent the new
+    /// arguments, on every layer: the answer says whether the new arguments are refused
+    /// and how many approvers they need. `charged` is what the held call already added to
+    /// budgets (its decision's `usage`): it is taken out before the check, so the call is
+    /// not counted twice, and the decision's `usage` is the net change (new charges
+    /// minus `charged`). Rates count proposals and are neither checked nor charged
+    /// again. Grants in `inputs` are ignored: a modification is one reviewer's decision.
+    pub fn reevaluate(&self, call: &Call, inputs: &Inputs, charged: &[UsageDelta]) -> Reevaluated {
+        let without = crate::budget::Without {
+            usage: inputs.usage,
+            charges: charged,
+        };
+        let inputs = Inputs {
+            now_ms: inputs.now_ms,
+            usage: &without,
+            grants: &[],
+            host: inputs.host,
+        };
+        let mut decision = self.decide(call, &inputs, true);
+        let charges: Vec<UsageDelta> = std::mem::take(&mut decision.usage)
+            .into_iter()
+            .filter(|d| !matches!(d.change, crate::decision::UsageChange::Tat(_)))
+            .collect();
+        if decision.status != Status::Denied {
+            decision.usage = net_usage(charges.clone(), charged);
+        }
+        Reevaluated { decision, charges }
+    }
+
+    fn decide(&self, call: &Call, inputs: &Inputs, modification: bool) -> Decision {
         let mut checked = match self.check(call, inputs.host) {
             Ok(c) => c,
             Err(r) => return self.refused(r, None, Vec::new()),
@@ -375,6 +461,9 @@ impl Policy {
         let mut accepted_deltas: Vec<UsageDelta> = Vec::new();
         let mut auto_deltas: Vec<UsageDelta> = Vec::new();
         for b in self.budgets.iter().chain(tool.budgets.iter()) {
+            if modification && b.is_rate() {
+                continue;
+            }
             let r = b.check(call, inputs.now_ms, inputs.usage);
             match (r.exceeded, b.shadow) {
                 (Some(reason), true) => shadow.push(ShadowFinding {
@@ -474,6 +563,7 @@ impl Policy {
             expires_at_ms: None,
             break_glass: tool.break_glass,
             grantable: false,
+            not_grantable: None,
             policy_version: self.version.clone(),
             source: Source::Policy,
             grant_id: None,
@@ -489,8 +579,14 @@ impl Policy {
             return d;
         }
 
-        // Layer 6: grants release only holds that are all grantable (never guards or budgets).
-        let all_grantable = holds.iter().all(|h| h.grantable);
+        // Layer 6: grants release only holds that are all grantable (never guards or
+        // budgets), and only when one approver would have been enough: a grant is one
+        // reviewer's word, so it never stands in for a quorum.
+        let approvers = holds.iter().map(|h| h.approvers).max().unwrap_or(1);
+        let not_grantable = holds.iter().find_map(|h| h.not_grantable(tool)).or_else(|| {
+            (approvers > 1).then(|| format!("it needs {approvers} distinct approvers; a grant is one reviewer's word"))
+        });
+        let all_grantable = not_grantable.is_none();
         if all_grantable {
             if let Some(g) = matching_grant(tool, inputs.grants, inputs.now_ms) {
                 d.source = Source::Grant;
@@ -502,7 +598,6 @@ impl Policy {
         }
 
         // Pending: report the hold a reviewer most needs to see first.
-        let approvers = holds.iter().map(|h| h.approvers).max().unwrap_or(1);
         let main = holds
             .iter()
             .max_by_key(|h| (hold_rank(h.layer), h.approvers, !h.grantable, !h.tool_default))
@@ -518,6 +613,7 @@ impl Policy {
         d.approvers_required = approvers;
         d.expires_at_ms = Some(inputs.now_ms.saturating_add(tool.expiry_ms));
         d.grantable = all_grantable;
+        d.not_grantable = not_grantable;
         d.usage = accepted_deltas;
         d
     }
@@ -535,6 +631,7 @@ impl Policy {
             expires_at_ms: None,
             break_glass: false,
             grantable: false,
+            not_grantable: None,
             policy_version: self.version.clone(),
             source: Source::Policy,
             grant_id: None,
@@ -544,6 +641,37 @@ impl Policy {
             pinned: Vec::new(),
         }
     }
+}
+
+/// New charges minus what was charged before, one delta per change (rates excluded).
+fn net_usage(new: Vec<UsageDelta>, charged: &[UsageDelta]) -> Vec<UsageDelta> {
+    use crate::decision::UsageChange;
+    let mut out: Vec<UsageDelta> = new
+        .into_iter()
+        .filter(|d| !matches!(d.change, UsageChange::Tat(_)))
+        .collect();
+    for old in charged {
+        let change = match old.change {
+            UsageChange::Count => UsageChange::Uncount,
+            UsageChange::Uncount => UsageChange::Count,
+            UsageChange::Amount(a) => UsageChange::Amount(-a),
+            UsageChange::Tat(_) => continue,
+        };
+        // A count charged again for the same key cancels out.
+        let same = |d: &UsageDelta| d.budget == old.budget && d.scope == old.scope;
+        if change == UsageChange::Uncount {
+            if let Some(i) = out.iter().position(|d| same(d) && d.change == UsageChange::Count) {
+                out.remove(i);
+                continue;
+            }
+        }
+        out.push(UsageDelta {
+            budget: old.budget.clone(),
+            scope: old.scope.clone(),
+            change,
+        });
+    }
+    out
 }
 
 /// Guards first (the reviewer must know the command was not understood), then rules

@@ -279,10 +279,8 @@ fn compile(file: PolicyFile, version: String) -> Result<Policy, LoadErrors> {
     }
     for (name, t) in &file.tools {
         let base = format!("tools.{name}");
-        match crate::name::normalize(name) {
-            Ok(n) if n == name.as_str() => {}
-            Ok(n) => err(base.clone(), format!("write tool names in normal form: {n:?}")),
-            Err(p) => err(base.clone(), p.to_string()),
+        if let Err(p) = crate::name::check(name) {
+            err(base.clone(), p.to_string());
         }
         let schema = match compile_schema(&t.arguments) {
             Ok(s) => Some(s),
@@ -436,7 +434,7 @@ fn compile(file: PolicyFile, version: String) -> Result<Policy, LoadErrors> {
                     approvers: t.approvers,
                     expiry_ms,
                     break_glass: t.break_glass,
-                    grantable: t.grantable,
+                    grantable: t.grantable.unwrap_or(!t.destructive),
                     path_guards,
                     command_guards: cmd_guards,
                     url_guards: u_guards,

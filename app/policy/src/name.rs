@@ -1,10 +1,12 @@
-//! Tool-name normalisation for the allowlist.
+//! Tool names for the allowlist: matched exactly as the policy spells them.
 //!
-//! The one documented normalisation: trim ASCII whitespace at both ends, then
-//! lower-case ASCII letters. Nothing else is folded or "corrected": a name with any
-//! other character outside `[a-z0-9_.:-]` after that step cannot be on the
-//! allowlist, and the reason says which character it was, so look-alikes
-//! (Cyrillic `а`, zero-width joiners, full-width letters) are denied, never mapped.
+//! Nothing is folded, trimmed or "corrected": `Web_Fetch`, ` web_fetch` and
+//! `web_fetch\n` are not `web_fetch`. Folding would let an agent reach a tool under a
+//! spelling that its own executor may dispatch differently, and every spelling that
+//! is not the policy's own is one more thing a reviewer has to recognise. A name with
+//! any character outside `[a-z0-9_.:-]` cannot be on the allowlist, and the reason
+//! says which character it was, so look-alikes (Cyrillic `а`, zero-width joiners,
+//! full-width letters) are denied with a message that shows them.
 
 /// Longest tool name accepted (MCP names are `mcp__server__tool`).
 pub const MAX_TOOL_NAME: usize = 128;
@@ -31,14 +33,14 @@ impl std::fmt::Display for NameProblem {
             }
             NameProblem::Character { ch, index, kind } => write!(
                 f,
-                "tool name has {kind} U+{:04X} at position {index}; look-alike names are denied",
+                "tool name has {kind} U+{:04X} at position {index}; tool names are matched exactly as the policy spells them",
                 *ch as u32
             ),
         }
     }
 }
 
-/// Characters allowed in a normalised tool name.
+/// Characters allowed in a tool name.
 pub fn is_name_char(c: char) -> bool {
     c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-' | '.' | ':')
 }
@@ -51,40 +53,29 @@ fn describe(c: char) -> &'static str {
         '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => "a bidirectional control character",
         c if c.is_control() => "a control character",
         c if c.is_whitespace() => "a whitespace character",
+        c if c.is_ascii_uppercase() => "an upper-case letter",
         '\u{FF01}'..='\u{FF5E}' => "a full-width character",
         c if !c.is_ascii() => "a non-ASCII character",
         _ => "a character that tool names do not use",
     }
 }
 
-/// Normalise a proposed tool name, or say why it can never match.
-///
-/// Returns a borrowed slice when nothing had to change (the common case: no allocation).
-pub fn normalize(raw: &str) -> Result<std::borrow::Cow<'_, str>, NameProblem> {
-    let trimmed = raw.trim_matches(|c: char| c.is_ascii_whitespace());
-    if trimmed.is_empty() {
+/// Check that a proposed tool name could be on an allowlist, or say why it never can.
+pub fn check(raw: &str) -> Result<&str, NameProblem> {
+    if raw.is_empty() {
         return Err(NameProblem::Empty);
     }
-    if trimmed.len() > MAX_TOOL_NAME {
-        return Err(NameProblem::TooLong(trimmed.len()));
+    if raw.len() > MAX_TOOL_NAME {
+        return Err(NameProblem::TooLong(raw.len()));
     }
-    let mut needs_lowering = false;
-    for (index, ch) in trimmed.chars().enumerate() {
-        if ch.is_ascii_uppercase() {
-            needs_lowering = true;
-        } else if !is_name_char(ch) {
-            return Err(NameProblem::Character {
-                ch,
-                index,
-                kind: describe(ch),
-            });
-        }
+    match raw.chars().enumerate().find(|(_, ch)| !is_name_char(*ch)) {
+        Some((index, ch)) => Err(NameProblem::Character {
+            ch,
+            index,
+            kind: describe(ch),
+        }),
+        None => Ok(raw),
     }
-    Ok(if needs_lowering {
-        std::borrow::Cow::Owned(trimmed.to_ascii_lowercase())
-    } else {
-        std::borrow::Cow::Borrowed(trimmed)
-    })
 }
 
 #[cfg(test)]
@@ -92,12 +83,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn trims_ascii_whitespace_and_lowercases_ascii() {
-        assert_eq!(normalize("  Query_Order\t").unwrap(), "query_order");
+    fn names_are_taken_exactly() {
+        assert_eq!(check("query_order").unwrap(), "query_order");
         assert_eq!(
-            normalize("mcp__chrome-devtools__click").unwrap(),
+            check("mcp__chrome-devtools__click").unwrap(),
             "mcp__chrome-devtools__click"
         );
+    }
+
+    #[test]
+    fn case_and_blanks_are_not_folded() {
+        let cases = [
+            ("Web_Fetch", 0, 'W'),
+            ("EXECUTE_COMMAND", 0, 'E'),
+            ("web_fetcH", 8, 'H'),
+            (" read_file", 0, ' '),
+            ("read_file\t", 9, '\t'),
+            ("read_file\n", 9, '\n'),
+        ];
+        for (name, index, ch) in cases {
+            match check(name) {
+                Err(NameProblem::Character { ch: c, index: i, .. }) => {
+                    assert_eq!((c, i), (ch, index), "{name:?}")
+                }
+                other => panic!("{name:?} gave {other:?}"),
+            }
+        }
     }
 
     #[test]
@@ -109,10 +120,12 @@ mod tests {
             ("ｑuery_order", 0, '\u{FF51}'),
             ("query\u{202E}_order", 5, '\u{202E}'),
             ("query order", 5, ' '),
-            ("read_file\u{00A0}", 9, '\u{00A0}'), // NBSP is not ASCII whitespace: not trimmed
+            ("read_file\u{00A0}", 9, '\u{00A0}'),
+            ("ſhell", 0, '\u{017F}'),         // long s: upper-cases to S
+            ("\u{212A}_tool", 0, '\u{212A}'), // Kelvin sign: lower-cases to k
         ];
         for (name, index, ch) in cases {
-            match normalize(name) {
+            match check(name) {
                 Err(NameProblem::Character { ch: c, index: i, .. }) => {
                     assert_eq!((c, i), (ch, index), "{name:?}")
                 }
@@ -123,14 +136,17 @@ mod tests {
 
     #[test]
     fn empty_and_overlong_names_are_refused() {
-        assert_eq!(normalize("   ").unwrap_err(), NameProblem::Empty);
-        assert!(matches!(normalize(&"a".repeat(200)), Err(NameProblem::TooLong(200))));
+        assert_eq!(check("").unwrap_err(), NameProblem::Empty);
+        assert!(matches!(check(&"a".repeat(200)), Err(NameProblem::TooLong(200))));
     }
 
     #[test]
     fn messages_name_the_problem() {
-        let msg = normalize("query\u{200D}order").unwrap_err().to_string();
+        let msg = check("query\u{200D}order").unwrap_err().to_string();
         assert!(msg.contains("zero-width"), "{msg}");
         assert!(msg.contains("U+200D"), "{msg}");
+        let msg = check("Query_order").unwrap_err().to_string();
+        assert!(msg.contains("upper-case"), "{msg}");
+        assert!(msg.contains("exactly"), "{msg}");
     }
 }

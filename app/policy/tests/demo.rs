@@ -13,6 +13,7 @@ fn demo() -> Policy {
 
 fn call<'a>(tool: &'a str, args: &'a Value) -> Call<'a> {
     Call {
+        agent: "a1",
         tool,
         server: None,
         session_id: "s1",

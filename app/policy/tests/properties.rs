@@ -1,9 +1,9 @@
-//! Property tests: tool-name normalisation and the path and URL guards.
+//! Property tests: exact tool names and the path and URL guards.
 
 use policy::config::{FenceConfig, UrlGuardConfig};
 use policy::guards::path::Fence;
 use policy::guards::url::{denied_ip, UrlGuard};
-use policy::name::{is_name_char, normalize};
+use policy::name::{check, is_name_char};
 use policy::PureHost;
 use proptest::prelude::*;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -53,35 +53,37 @@ fn segment() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
-    /// Normalising is idempotent and the result only holds allowlist characters.
+    /// An accepted name is exactly the input and holds only allowlist characters.
     #[test]
-    fn name_normalisation_is_idempotent(raw in "\\PC{0,40}") {
-        if let Ok(n) = normalize(&raw) {
+    fn accepted_names_are_the_input_unchanged(raw in "\\PC{0,40}") {
+        if let Ok(n) = check(&raw) {
             prop_assert!(n.chars().all(is_name_char), "{n:?}");
-            let again = normalize(&n).unwrap();
-            prop_assert_eq!(again.as_ref(), n.as_ref());
+            prop_assert_eq!(n, raw.as_str());
         }
     }
 
-    /// Changing case or padding with ASCII blanks never changes the name; inserting any
-    /// character that is not a name character always makes it unmatched.
+    /// Any change of case, padding, or inserted character that is not a name character
+    /// makes a name unmatched: nothing is folded into an allowlisted name.
     #[test]
-    fn only_case_and_blanks_are_folded(
+    fn nothing_is_folded(
         name in "[a-z][a-z0-9_]{0,20}",
         pad in "[ \t\r\n]{0,3}",
         upper in any::<bool>(),
-        junk in any::<char>().prop_filter("not a name char", |c| !is_name_char(*c) && !c.is_ascii_uppercase() && !c.is_ascii_whitespace()),
+        junk in any::<char>().prop_filter("not a name char", |c| !is_name_char(*c)),
         at in 0usize..20,
     ) {
-        let cased = if upper { name.to_ascii_uppercase() } else { name.clone() };
-        let padded = format!("{pad}{cased}{pad}");
-        let n = normalize(&padded).unwrap();
-        prop_assert_eq!(n.as_ref(), name.as_str());
+        if upper {
+            prop_assert!(check(&name.to_ascii_uppercase()).is_err());
+        }
+        if !pad.is_empty() {
+            let (before, after) = (format!("{pad}{name}"), format!("{name}{pad}"));
+            prop_assert!(check(&before).is_err());
+            prop_assert!(check(&after).is_err());
+        }
         let at = at.min(name.len());
         let mut spoofed = name.clone();
         spoofed.insert(at, junk);
-        let ok = normalize(&spoofed).map(|n| n.into_owned());
-        prop_assert!(ok.as_deref() != Ok(name.as_str()), "{spoofed:?} normalised to {name:?}");
+        prop_assert!(check(&spoofed).is_err(), "{spoofed:?} was accepted");
     }
 
     /// Whatever a path is made of, an accepted path is inside a root after normalisation.

@@ -23,6 +23,7 @@ fuzz_target!(|data: &[u8]| {
     let mut usage = MemoryUsage::default();
     for turn in 0..3 {
         let call = Call {
+            agent: "fuzz",
             tool: &tool,
             server: Some("chrome-devtools"),
             session_id: "fuzz",
