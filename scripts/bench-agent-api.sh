@@ -15,7 +15,8 @@ trap 'kill "${PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 export AIRLOCK_DATABASE_URL="sqlite://$WORK/bench.db" AIRLOCK_KEY_FILE="$WORK/bench.key" \
        AIRLOCK_BIND="127.0.0.1:$PORT" AIRLOCK_LOG_LEVEL=warn AIRLOCK_COOKIE_SECURE=false \
-       AIRLOCK_SITE_ROOT="$WORK/site" AIRLOCK_POLICY_FILE="$ROOT/policies/demo.toml"
+       AIRLOCK_SITE_ROOT="$WORK/site" AIRLOCK_POLICY_FILE="$ROOT/policies/demo.toml" \
+       AIRLOCK_AGENT_RATE_PER_SECOND=0 AIRLOCK_MAX_PENDING_PER_AGENT=0 # one agent is the whole load
 SECRET="$("$BIN/airlock" agent add load | tail -n1)"
 "$BIN/airlock" serve >"$WORK/server.log" 2>&1 &
 PID=$!

@@ -171,14 +171,21 @@ impl Backend for ServerBackend {
             decided_by: row.decided_by.clone(),
             decided_at_ms: row.decided_at_ms,
             comment: row.comment.clone(),
-            arguments: pretty(&row.arguments_redacted),
+            arguments: review::view::pretty(&review::view::arguments(
+                &self.policy,
+                &row.tool,
+                &serde_json::from_str(&row.arguments).unwrap_or(Value::Null),
+            )),
             final_arguments: row.final_arguments.as_deref().map(|a| {
                 let v: Value = serde_json::from_str(a).unwrap_or(Value::Null);
-                serde_json::to_string_pretty(&policy::redact::redact_value(&v).value).unwrap_or_default()
+                review::view::pretty(&review::view::arguments(&self.policy, &row.tool, &v))
             }),
             agent_reason: extras.agent_reason,
             plan: extras.plan,
-            context: extras.context.as_deref().map(pretty),
+            context: extras
+                .context
+                .as_deref()
+                .map(|c| review::view::pretty(&serde_json::from_str(c).unwrap_or(Value::Null))),
             trace_id: row.trace_id.clone(),
             tool_description: self
                 .policy
@@ -189,6 +196,14 @@ impl Backend for ServerBackend {
             shadow,
             masked: list("masked", "path"),
             grantable: details["grantable"].as_bool().unwrap_or(false) && row.approvers_required <= 1,
+            not_grantable: details["not_grantable"].as_str().map(str::to_string).or_else(|| {
+                (row.approvers_required > 1).then(|| {
+                    format!(
+                        "it needs {} distinct approvers; a grant is one reviewer's word",
+                        row.approvers_required
+                    )
+                })
+            }),
             session: session
                 .into_iter()
                 .map(|c| SessionCall {
@@ -222,6 +237,7 @@ impl Backend for ServerBackend {
             Action::Approve { grant: Some(g) } => Some(*g),
             _ => None,
         };
+        let modifies = matches!(action, Action::Modify { .. });
         let review = Review {
             call_id: id.to_string(),
             reviewer: format!("user:{}", actor.username),
@@ -230,6 +246,11 @@ impl Backend for ServerBackend {
         match self.ledger.review(review).await {
             Ok(r) => {
                 let message = match r.status.as_str() {
+                    "pending" if modifies => format!(
+                        "Your change is recorded, but the new arguments need {} approvers; the call waits for {} more.",
+                        r.approvers_required,
+                        r.approvers_required - r.approvals.len() as i64
+                    ),
                     "pending" => format!(
                         "Approval recorded ({} of {}); it needs another reviewer.",
                         r.approvals.len(),
@@ -325,7 +346,9 @@ impl ServerBackend {
                     }
                 };
                 let row = self.pending_row(id).await?;
-                let raw: Value = serde_json::from_str(&row.arguments).unwrap_or(Value::Null);
+                // A reviewer's modification awaiting its quorum releases its own arguments.
+                let to_release = row.final_arguments.as_deref().unwrap_or(&row.arguments);
+                let raw: Value = serde_json::from_str(to_release).unwrap_or(Value::Null);
                 self.check(&row, raw).await?;
                 Ok(Action::Approve { grant })
             }
@@ -333,18 +356,40 @@ impl ServerBackend {
                 let row = self.pending_row(id).await?;
                 let edited = policy::parse_strict(input.arguments.as_bytes(), self.policy.limits)
                     .map_err(|e| ReviewError::Invalid(format!("the arguments are not valid JSON: {e}")))?;
-                let redacted: Value = serde_json::from_str(&row.arguments_redacted).unwrap_or(Value::Null);
-                let raw: Value = serde_json::from_str(&row.arguments).unwrap_or(Value::Null);
+                let (raw, redacted) = current_arguments(&self.policy, &row);
                 if edited == redacted {
                     return Err(ReviewError::Invalid(
                         "the arguments are unchanged; approve the call instead".into(),
                     ));
                 }
                 let arguments = unredact(&edited, &redacted, &raw).map_err(ReviewError::Invalid)?;
-                self.check(&row, arguments.clone()).await?;
+                // The ledger judges every layer with the facts gathered here, once
+                // (filesystem, DNS: on the blocking pool, never in the writer).
+                let (policy, args) = (self.policy.clone(), arguments.clone());
+                let (agent, tool, server, session) = (
+                    row.agent_id.clone(),
+                    row.tool.clone(),
+                    row.server.clone(),
+                    row.session_id.clone(),
+                );
+                let facts = tokio::task::spawn_blocking(move || {
+                    let call = policy::Call {
+                        agent: &agent,
+                        tool: &tool,
+                        server: server.as_deref(),
+                        session_id: &session,
+                        turn_id: None,
+                        arguments: &args,
+                        context: &Value::Null,
+                    };
+                    crate::ingest::facts::gather_call(&policy, &call, store::now_ms())
+                })
+                .await
+                .map_err(|_| ReviewError::Unavailable)?;
                 Ok(Action::Modify {
                     arguments,
                     comment: review::clean_text(&input.text, "comment")?,
+                    facts,
                 })
             }
         }
@@ -372,6 +417,7 @@ impl ServerBackend {
         let (tool, server, session) = (row.tool.clone(), row.server.clone(), row.session_id.clone());
         tokio::task::spawn_blocking(move || {
             let call = policy::Call {
+                agent: "",
                 tool: &tool,
                 server: server.as_deref(),
                 session_id: &session,
@@ -390,6 +436,15 @@ impl ServerBackend {
     }
 }
 
+/// The arguments a decision on this call would release, raw and as reviewers see them:
+/// a reviewer's modification awaiting its quorum, or else what the agent sent.
+fn current_arguments(policy: &Policy, row: &CallRow) -> (Value, Value) {
+    let raw: Value =
+        serde_json::from_str(row.final_arguments.as_deref().unwrap_or(&row.arguments)).unwrap_or(Value::Null);
+    let shown = review::view::arguments(policy, &row.tool, &raw);
+    (raw, shown)
+}
+
 /// Why a decision was refused, as the reviewer reads it.
 fn refusal(e: ReviewError) -> String {
     match e {
@@ -404,13 +459,6 @@ fn who(by: &str) -> String {
         .map(|p| p.strip_prefix("user:").unwrap_or(p))
         .collect::<Vec<_>>()
         .join(" and ")
-}
-
-fn pretty(json: &str) -> String {
-    serde_json::from_str::<Value>(json)
-        .ok()
-        .and_then(|v| serde_json::to_string_pretty(&v).ok())
-        .unwrap_or_else(|| json.to_string())
 }
 
 /// The queue's view of a call row (approvals are filled in by the caller).

@@ -27,26 +27,73 @@ pub struct Dispatcher {
     pub backoff_ms: i64,
 }
 
+/// Deliveries in flight at once, and per agent: one slow receiver holds up only its
+/// own agent's callbacks, never everyone's.
+const MAX_IN_FLIGHT: usize = 64;
+const PER_AGENT: usize = 4;
+
 impl Dispatcher {
     pub async fn run(self) {
+        let this = Arc::new(self);
+        let mut running: tokio::task::JoinSet<String> = tokio::task::JoinSet::new();
+        let mut in_flight: std::collections::HashSet<String> = Default::default();
+        let mut per_agent: std::collections::HashMap<String, usize> = Default::default();
         loop {
             let now = store::now_ms();
-            match calls::due_callbacks(&self.db, now, 32).await {
+            let mut waiting = false;
+            match calls::due_callbacks(&this.db, now, 256).await {
                 Ok(due) => {
-                    for (id, attempts) in due {
-                        self.attempt(&id, attempts + 1).await;
+                    for (id, agent, attempts) in due {
+                        let busy = per_agent.get(&agent).copied().unwrap_or(0);
+                        if in_flight.contains(&id) || busy >= PER_AGENT || running.len() >= MAX_IN_FLIGHT {
+                            waiting = true;
+                            continue;
+                        }
+                        in_flight.insert(id.clone());
+                        *per_agent.entry(agent.clone()).or_default() += 1;
+                        let d = this.clone();
+                        running.spawn(async move {
+                            d.attempt(&id, attempts + 1).await;
+                            format!("{id}\n{agent}")
+                        });
                     }
                 }
                 Err(e) => tracing::warn!(error = %e, "reading due callbacks failed"),
             }
-            let next = calls::next_callback_at(&self.db).await.ok().flatten();
-            let sleep = match next {
+            let next = calls::next_callback_at(&this.db).await.ok().flatten();
+            let mut sleep = match next {
                 Some(t) => Duration::from_millis((t - store::now_ms()).clamp(10, 60_000) as u64),
                 None => Duration::from_secs(60),
             };
+            if waiting {
+                // What is due is in flight or held back: a finished delivery wakes us.
+                sleep = sleep.max(Duration::from_secs(1));
+            }
             tokio::select! {
-                _ = self.wake.notified() => {}
+                _ = this.wake.notified() => {}
                 _ = tokio::time::sleep(sleep) => {}
+                Some(done) = running.join_next(), if !running.is_empty() => {
+                    if let Ok(key) = done {
+                        let (id, agent) = key.split_once('\n').unwrap_or((&key, ""));
+                        in_flight.remove(id);
+                        if let Some(n) = per_agent.get_mut(agent) {
+                            *n = n.saturating_sub(1);
+                            if *n == 0 {
+                                per_agent.remove(agent);
+                            }
+                        }
+                    }
+                    // A panicked delivery is retried when its row comes due again.
+                    while let Some(done) = running.try_join_next() {
+                        if let Ok(key) = done {
+                            let (id, agent) = key.split_once('\n').unwrap_or((&key, ""));
+                            in_flight.remove(id);
+                            if let Some(n) = per_agent.get_mut(agent) {
+                                *n = n.saturating_sub(1);
+                            }
+                        }
+                    }
+                }
             }
         }
     }
@@ -85,14 +132,24 @@ impl Dispatcher {
         let target = url_text.clone();
         let addrs = tokio::task::spawn_blocking(move || -> Result<Vec<std::net::SocketAddr>, String> {
             use std::net::ToSocketAddrs;
-            if !allow_private {
-                guard.check(&target, &policy::LocalHost)?;
-            }
             let host = host.trim_start_matches('[').trim_end_matches(']');
-            (host, port)
-                .to_socket_addrs()
-                .map(|a| a.collect())
-                .map_err(|e| format!("resolving {host}: {e}"))
+            if allow_private {
+                return (host, port)
+                    .to_socket_addrs()
+                    .map(|a| a.collect())
+                    .map_err(|e| format!("resolving {host}: {e}"));
+            }
+            // The guard's one lookup is the one used: no second resolution that DNS
+            // could answer differently between the check and the connection.
+            let checked = guard.check(&target, &policy::LocalHost)?;
+            if checked.pinned.is_empty() {
+                return Err(format!("{host} did not resolve to any address"));
+            }
+            Ok(checked
+                .pinned
+                .into_iter()
+                .map(|ip| std::net::SocketAddr::new(ip, port))
+                .collect())
         })
         .await
         .map_err(|e| e.to_string())??;

@@ -52,6 +52,16 @@ pub struct Config {
     pub callback_max_attempts: i64,
     /// Delay before the second attempt; it doubles for each further attempt.
     pub callback_backoff_ms: i64,
+    /// Proposals one agent may send per second on average (0: no limit); over it, 429.
+    pub agent_rate_per_second: u32,
+    /// Proposals one agent may send in a burst above its rate.
+    pub agent_rate_burst: u32,
+    /// Held calls one agent may have waiting at once (0: no limit); over it, 429.
+    pub max_pending_per_agent: u32,
+    /// Who an agent's `on_behalf_of` stands for: principal → dashboard user name. A
+    /// reviewer may not approve or modify a call made on their own behalf. A principal
+    /// that is itself a user name (or `user:NAME`) needs no entry.
+    pub principals: std::collections::BTreeMap<String, String>,
 }
 
 /// Serialisable defaults (secrets excluded from `Config`'s own Serialize).
@@ -74,6 +84,10 @@ struct Defaults {
     callback_allow_private: bool,
     callback_max_attempts: i64,
     callback_backoff_ms: i64,
+    agent_rate_per_second: u32,
+    agent_rate_burst: u32,
+    max_pending_per_agent: u32,
+    principals: std::collections::BTreeMap<String, String>,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -94,6 +108,10 @@ const DEFAULTS: Defaults = Defaults {
     callback_allow_private: false,
     callback_max_attempts: 8,
     callback_backoff_ms: 1000,
+    agent_rate_per_second: 200,
+    agent_rate_burst: 400,
+    max_pending_per_agent: 1000,
+    principals: std::collections::BTreeMap::new(),
 };
 
 impl Config {

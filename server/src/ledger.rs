@@ -127,6 +127,8 @@ pub enum LedgerError {
     AlreadyReported,
     #[error("the call is {0}; only executable calls have results")]
     NotExecutable(String),
+    #[error("this agent already has {0} held calls waiting for a decision")]
+    TooManyPending(u32),
     #[error("the store is unavailable")]
     Unavailable,
 }
@@ -241,6 +243,27 @@ struct Effects {
     callbacks: bool,
 }
 
+/// Rules the ledger enforces beyond the policy.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// Held calls one agent may have waiting at once (0: no cap).
+    pub max_pending_per_agent: u32,
+    /// `on_behalf_of` principal (lower-case) → user name (lower-case).
+    pub principals: std::collections::HashMap<String, String>,
+}
+
+impl Settings {
+    /// The dashboard user a principal stands for: a mapped principal, `user:NAME`, or a
+    /// principal that is itself a user name. Lower-case (user names compare so).
+    pub fn user_of(&self, principal: &str) -> String {
+        let p = principal.trim().to_lowercase();
+        if let Some(u) = self.principals.get(&p) {
+            return u.clone();
+        }
+        p.strip_prefix("user:").map(str::to_string).unwrap_or(p)
+    }
+}
+
 pub struct Shared {
     pub hub: Arc<Hub>,
     pub waiters: Arc<Waiters>,
@@ -254,6 +277,9 @@ struct Writer {
     usage: UsageState,
     grants: GrantState,
     shared: Shared,
+    settings: Settings,
+    /// Held calls per agent, for `max_pending_per_agent` (reloaded after a failed batch).
+    pending: std::collections::HashMap<String, u32>,
 }
 
 /// Start the ledger task. Its handle is dropped when every `Ledger` clone is gone.
@@ -261,11 +287,15 @@ pub async fn start(
     db: Db,
     policy: Arc<Policy>,
     shared: Shared,
+    settings: Settings,
 ) -> Result<(Ledger, tokio::task::JoinHandle<()>), String> {
     let mut conn = db.acquire().await.map_err(|e| format!("database: {e}"))?;
     let usage = UsageState::load(&mut conn)
         .await
         .map_err(|e| format!("loading budget usage: {e}"))?;
+    let pending = calls::pending_per_agent(&mut conn)
+        .await
+        .map_err(|e| format!("counting held calls: {e}"))?;
     drop(conn);
     let grants = reviews::active_grants(&db, store::now_ms())
         .await
@@ -277,6 +307,8 @@ pub async fn start(
         usage,
         grants: GrantState::from_rows(grants),
         shared,
+        settings,
+        pending,
     };
     let task = tokio::spawn(writer.run(rx));
     Ok((Ledger { tx }, task))
@@ -304,6 +336,9 @@ impl Writer {
             if let Ok(mut conn) = self.db.acquire().await {
                 if let Ok(u) = UsageState::load(&mut conn).await {
                     self.usage = u;
+                }
+                if let Ok(p) = calls::pending_per_agent(&mut conn).await {
+                    self.pending = p;
                 }
             }
             if let Ok(rows) = reviews::active_grants(&self.db, store::now_ms()).await {
@@ -481,6 +516,18 @@ impl Writer {
                         replay: true,
                     })
                 } else {
+                    // Same id, other body: a forgery attempt or a broken client; kept.
+                    let ev = NewEvent {
+                        kind: "agent_replay_refused",
+                        actor: format!("agent:{}", job.agent),
+                        call_id: None,
+                        session_id: Some(job.proposal.session_id.clone()),
+                        data: json!({
+                            "message_id": job.message_id, "path": "/api/v1/tool-calls",
+                            "tool": job.proposal.tool, "why": "webhook-id reused with a different body",
+                        }),
+                    };
+                    audit::append(conn, head, store::now_ms(), &ev).await?;
                     Err(LedgerError::Conflict)
                 };
                 fx.replies.push(Reply::Ingest(reply, r));
@@ -493,6 +540,17 @@ impl Writer {
                 self.revoke(conn, head, &grant, "system", &why, fx).await?;
             }
             let mut p = self.prepare(&job, trust);
+            if p.pending.is_some() {
+                let held = self.pending.entry(job.agent.clone()).or_default();
+                let cap = self.settings.max_pending_per_agent;
+                if cap > 0 && *held >= cap {
+                    // Nothing is stored or charged: the agent may retry the same message later.
+                    fx.replies
+                        .push(Reply::Ingest(reply, Err(LedgerError::TooManyPending(cap))));
+                    continue;
+                }
+                *held += 1;
+            }
             // Later calls in this batch must see this one's budget use.
             self.usage.apply(&p.deltas);
             deltas.append(&mut p.deltas);
@@ -526,6 +584,7 @@ impl Writer {
         let grants = self.grants.for_session(&job.agent, &p.session_id, now);
         let started = std::time::Instant::now();
         let call = Call {
+            agent: &job.agent,
             tool: &p.tool,
             server: p.server.as_deref(),
             session_id: &p.session_id,
@@ -546,11 +605,16 @@ impl Writer {
         let eval_us = started.elapsed().as_micros() as u64;
         let id = format!("tc_{}", uuid::Uuid::now_v7().simple());
         let redacted = &job.redacted;
-        let details = json!({
+        let mut details = json!({
             "shadow": d.shadow, "impact": d.impact, "pinned": d.pinned, "masked": redacted.masked,
             "destructive": d.destructive, "break_glass": d.break_glass, "grantable": d.grantable,
-        })
-        .to_string();
+        });
+        if d.status == policy::Status::Pending {
+            // What a reviewer's modification must replace, and why no grant is offered.
+            details["charged"] = json!(d.usage);
+            details["not_grantable"] = json!(d.not_grantable);
+        }
+        let details = details.to_string();
         let status = d.status.as_str();
         let row = CallRow {
             id: id.clone(),
@@ -645,7 +709,7 @@ impl Writer {
         )
         .await?;
         let row = calls::get_in(conn, id).await?.ok_or(sqlx::Error::RowNotFound)?;
-        decided(fx, &row);
+        decided(fx, &mut self.pending, &row);
         Ok(Ok(row))
     }
 
@@ -750,29 +814,98 @@ impl Writer {
         if row.expires_at_ms.is_some_and(|t| t <= now) {
             return Ok(Err(ReviewError::Expired));
         }
-        let mut approvals = reviews::approvals_in(conn, &row.id).await?;
+        let origin = calls::origin_in(conn, &row.id).await?.ok_or(sqlx::Error::RowNotFound)?;
+        let releases = matches!(r.action, Action::Approve { .. } | Action::Modify { .. });
+        // Separation of duties: nobody releases a call made on their own behalf.
+        if let (true, Some(principal)) = (releases, origin.on_behalf_of.as_deref()) {
+            let me = r.reviewer.strip_prefix("user:").unwrap_or(&r.reviewer).to_lowercase();
+            if self.settings.user_of(principal) == me {
+                let why = "this call was made on your behalf; another reviewer must decide it".to_string();
+                return self
+                    .refused(conn, head, now, &row, r, ReviewError::Forbidden(why))
+                    .await;
+            }
+        }
+        let recorded = reviews::approvals_in(conn, &row.id).await?;
+        // Only approvals of people who may still decide count (disabled or moved to a
+        // role that cannot decide: their earlier approvals lapse).
+        let mut approvals = reviews::valid_approvals_in(conn, &row.id).await?;
         let mut grant_id = None;
         let base = json!({"tool": row.tool, "server": row.server, "agent": row.agent_id, "action": r.action.name()});
         let (status, comment, final_args, mut data) = match &r.action {
             Action::Reject { reason } => ("rejected", Some(reason.clone()), None, json!({"reason": reason})),
             Action::Skip { comment } => ("skipped", comment.clone(), None, json!({"comment": comment})),
-            Action::Modify { arguments, comment } => {
-                if row.approvers_required > 1 {
-                    return Ok(Err(ReviewError::Invalid(format!(
-                        "this call needs {} approvers, so it cannot be modified; reject it with a reason instead",
-                        row.approvers_required
-                    ))));
-                }
+            Action::Modify {
+                arguments,
+                comment,
+                facts,
+            } => {
+                let m = match self.modification(conn, &row, &origin, arguments, facts, now).await? {
+                    Ok(m) => m,
+                    Err(e) => return self.refused(conn, head, now, &row, r, e).await,
+                };
+                // Earlier approvals were given to other arguments: only the modifier's counts.
+                reviews::clear_approvals(conn, &row.id).await?;
+                reviews::add_approval(conn, &row.id, &r.reviewer, now).await?;
+                approvals = vec![r.reviewer.clone()];
+                let before = row.final_arguments.as_deref().unwrap_or(&row.arguments);
                 let data = json!({
                     "comment": comment,
-                    "original": serde_json::from_str::<Value>(&row.arguments_redacted).unwrap_or(Value::Null),
+                    "original": policy::redact::redact_value(&serde_json::from_str::<Value>(before).unwrap_or(Value::Null)).value,
                     "modified": policy::redact::redact_value(arguments).value,
+                    "approvals": approvals, "required": m.required,
+                    "rule": m.decision.rule, "reason": m.decision.reason,
                 });
+                if m.required > 1 {
+                    let d = &m.decision;
+                    calls::hold_modified(
+                        conn,
+                        &row.id,
+                        &arguments.to_string(),
+                        m.required,
+                        d.blocked_by.map(|l| l.as_str()),
+                        d.rule.as_deref(),
+                        &d.reason,
+                        comment.as_deref(),
+                        &m.details,
+                    )
+                    .await?;
+                    let mut data = data;
+                    if let (Value::Object(d), Value::Object(b)) = (&mut data, base) {
+                        d.extend(b);
+                    }
+                    audit::append(
+                        conn,
+                        head,
+                        now,
+                        &NewEvent {
+                            kind: "call_modification_recorded",
+                            actor: r.reviewer.clone(),
+                            call_id: Some(row.id.clone()),
+                            session_id: Some(row.session_id.clone()),
+                            data,
+                        },
+                    )
+                    .await?;
+                    fx.publish.push((
+                        "call_updated",
+                        json!({"id": row.id, "approvals": approvals, "approvers_required": m.required}),
+                    ));
+                    return Ok(Ok(Reviewed {
+                        status: "pending".into(),
+                        approvals,
+                        approvers_required: m.required,
+                        grant_id: None,
+                    }));
+                }
+                calls::set_details(conn, &row.id, &m.details).await?;
                 ("modified", comment.clone(), Some(arguments.to_string()), data)
             }
             Action::Approve { grant } => {
-                if approvals.contains(&r.reviewer) {
-                    return Ok(Err(ReviewError::AlreadyApproved));
+                if recorded.contains(&r.reviewer) {
+                    return self
+                        .refused(conn, head, now, &row, r, ReviewError::AlreadyApproved)
+                        .await;
                 }
                 if grant.is_some() && row.approvers_required > 1 {
                     return Ok(Err(ReviewError::Invalid(
@@ -814,10 +947,19 @@ impl Writer {
                         grant_id: None,
                     }));
                 }
-                ("approved", None, None, json!({"approvals": approvals}))
+                match &row.final_arguments {
+                    // The quorum for a reviewer's modification is complete.
+                    Some(args) => (
+                        "modified",
+                        row.comment.clone(),
+                        Some(args.clone()),
+                        json!({"approvals": approvals}),
+                    ),
+                    None => ("approved", None, None, json!({"approvals": approvals})),
+                }
             }
         };
-        let decided_by = if status == "approved" {
+        let decided_by = if status == "approved" || (status == "modified" && approvals.len() > 1) {
             approvals.join(", ")
         } else {
             r.reviewer.clone()
@@ -864,6 +1006,89 @@ impl Writer {
         }))
     }
 
+    /// Judge a reviewer's modification on every layer, as if the agent had sent it, and
+    /// charge budgets for it in place of what the held call had charged.
+    async fn modification(
+        &mut self,
+        conn: &mut SqliteConnection,
+        row: &CallRow,
+        origin: &calls::Origin,
+        arguments: &Value,
+        facts: &Facts,
+        now: i64,
+    ) -> Result<Result<Modification, ReviewError>, sqlx::Error> {
+        let mut details: Value = serde_json::from_str(&origin.details).unwrap_or_else(|_| json!({}));
+        let charged: Vec<UsageDelta> = serde_json::from_value(details["charged"].clone()).unwrap_or_default();
+        let context: Value = origin
+            .context
+            .as_deref()
+            .and_then(|c| serde_json::from_str(c).ok())
+            .unwrap_or(Value::Null);
+        let call = Call {
+            agent: &row.agent_id,
+            tool: &row.tool,
+            server: row.server.as_deref(),
+            session_id: &row.session_id,
+            turn_id: origin.turn_id.as_deref(),
+            arguments,
+            context: &context,
+        };
+        let policy::Reevaluated { decision, charges } = {
+            let host = Recorded(facts);
+            let inputs = Inputs {
+                now_ms: now,
+                usage: &self.usage,
+                grants: &[],
+                host: &host,
+            };
+            self.policy.reevaluate(&call, &inputs, &charged)
+        };
+        if decision.status == policy::Status::Denied {
+            let layer = decision.blocked_by.map_or("policy", |l| l.as_str()).to_string();
+            let reason = match &decision.rule {
+                Some(rule) => format!("{rule}: {}", decision.reason),
+                None => decision.reason.clone(),
+            };
+            return Ok(Err(ReviewError::Refused { layer, reason }));
+        }
+        UsageState::persist(conn, &decision.usage).await?;
+        self.usage.apply(&decision.usage);
+        details["charged"] = json!(charges);
+        details["pinned"] = json!(decision.pinned);
+        details["impact"] = json!(decision.impact);
+        Ok(Ok(Modification {
+            required: i64::from(decision.approvers_required.max(1)),
+            details: details.to_string(),
+            decision,
+        }))
+    }
+
+    /// A refused review, audited: who tried what, and why it was refused.
+    async fn refused(
+        &mut self,
+        conn: &mut SqliteConnection,
+        head: &mut Head,
+        now: i64,
+        row: &CallRow,
+        r: &Review,
+        e: ReviewError,
+    ) -> Result<Result<Reviewed, ReviewError>, sqlx::Error> {
+        audit::append(
+            conn,
+            head,
+            now,
+            &NewEvent {
+                kind: "review_refused",
+                actor: r.reviewer.clone(),
+                call_id: Some(row.id.clone()),
+                session_id: Some(row.session_id.clone()),
+                data: json!({"tool": row.tool, "agent": row.agent_id, "action": r.action.name(), "reason": e.to_string()}),
+            },
+        )
+        .await?;
+        Ok(Err(e))
+    }
+
     /// After a call reached its final status (expiry or a reviewer's decision, i.e. not in
     /// the agent's first answer): queue its callback, wake long-polls, tell dashboards.
     async fn finished(
@@ -878,7 +1103,7 @@ impl Writer {
             calls::queue_callback(conn, id, now).await?;
             fx.callbacks = true;
         }
-        decided(fx, &row);
+        decided(fx, &mut self.pending, &row);
         Ok(row)
     }
 
@@ -1044,6 +1269,13 @@ struct Prepared {
     trust: String,
 }
 
+/// A modification the policy accepts, and how many approvers it needs.
+struct Modification {
+    decision: policy::Decision,
+    required: i64,
+    details: String,
+}
+
 impl Prepared {
     fn new_call<'a>(&'a self, job: &'a IngestJob) -> NewCall<'a> {
         let (p, r) = (&job.proposal, &self.row);
@@ -1075,12 +1307,16 @@ impl Prepared {
             created_at_ms: r.created_at_ms,
             expires_at_ms: r.expires_at_ms,
             trust: &self.trust,
+            turn_id: p.turn_id.as_deref(),
         }
     }
 }
 
 /// After a final decision: wake long-polls and tell the dashboards.
-fn decided(fx: &mut Effects, row: &CallRow) {
+fn decided(fx: &mut Effects, pending: &mut std::collections::HashMap<String, u32>, row: &CallRow) {
+    if let Some(n) = pending.get_mut(&row.agent_id) {
+        *n = n.saturating_sub(1);
+    }
     fx.wake.push(row.id.clone());
     fx.publish.push((
         "call_decided",

@@ -60,6 +60,10 @@ pub struct StateParts {
     pub credentials: Arc<crate::agents::CredentialCache>,
     /// Audit at most a burst of refused agent requests per address, then one a second.
     pub auth_failures: Arc<governor::DefaultKeyedRateLimiter<std::net::IpAddr>>,
+    /// Proposals per agent (GCRA); `None` when `agent_rate_per_second` is 0.
+    pub agent_rate: Option<Arc<governor::DefaultKeyedRateLimiter<String>>>,
+    /// Webhook-ids of signed reads, cancels and results, for replay refusal.
+    pub seen: Arc<crate::ingest::replay::SeenMessages>,
     /// Judges `callback_url`s at ingest (lexically; delivery also resolves and pins).
     pub callback_guard: Arc<UrlGuard>,
     callbacks_wake: Arc<tokio::sync::Notify>,
@@ -127,6 +131,14 @@ impl Application {
                 waiters: waiters.clone(),
                 callbacks: callbacks_wake.clone(),
             },
+            ledger::Settings {
+                max_pending_per_agent: config.max_pending_per_agent,
+                principals: config
+                    .principals
+                    .iter()
+                    .map(|(p, u)| (p.trim().to_lowercase(), u.trim().to_lowercase()))
+                    .collect(),
+            },
         )
         .await?;
         let state = AppState(Arc::new(StateParts {
@@ -138,6 +150,13 @@ impl Application {
                 governor::Quota::per_second(std::num::NonZeroU32::MIN)
                     .allow_burst(std::num::NonZeroU32::new(30).expect("non-zero")),
             )),
+            agent_rate: std::num::NonZeroU32::new(config.agent_rate_per_second).map(|rate| {
+                let burst = std::num::NonZeroU32::new(config.agent_rate_burst).unwrap_or(rate);
+                Arc::new(governor::RateLimiter::keyed(
+                    governor::Quota::per_second(rate).allow_burst(burst),
+                ))
+            }),
+            seen: Arc::default(),
             callback_guard: Arc::new(callback_guard(false)?),
             callbacks_wake,
             throttle: Arc::new(LoginThrottle::new(

@@ -21,6 +21,7 @@ fn airlock(dir: &Path, port: u16) -> Command {
         .env("AIRLOCK_SITE_ROOT", dir.join("site"))
         .env("AIRLOCK_BIND", format!("127.0.0.1:{port}"))
         .env("AIRLOCK_COOKIE_SECURE", "false")
+        .env("AIRLOCK_AGENT_RATE_PER_SECOND", "0") // this test is about durability under load
         .env("AIRLOCK_LOG_LEVEL", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::null());

@@ -4,62 +4,10 @@
 mod common;
 
 use app::api::Role;
-use common::{spawn_app, TestAgent, TestApp};
+use common::{reviewer, spawn_app, TestAgent, TestApp};
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use std::time::Duration;
-
-struct Reviewer {
-    c: Client,
-    token: String,
-}
-
-async fn reviewer(app: &TestApp, name: &str, role: Role) -> Reviewer {
-    let c = app.user(name, role).await;
-    let token = app.session_token(&c).await;
-    Reviewer { c, token }
-}
-
-impl Reviewer {
-    async fn decide_raw(&self, app: &TestApp, id: &str, fields: &[(&str, &str)]) -> reqwest::Response {
-        let mut form = vec![("csrf_token", self.token.as_str()), ("id", id)];
-        form.extend_from_slice(fields);
-        self.c
-            .post(app.url("/api/calls/decide"))
-            .form(&form)
-            .send()
-            .await
-            .unwrap()
-    }
-
-    /// Decide and return the outcome (the server function answers 200 with `ok` false
-    /// when the decision was refused for a reason about the call).
-    async fn decide(&self, app: &TestApp, id: &str, fields: &[(&str, &str)]) -> Value {
-        let r = self.decide_raw(app, id, fields).await;
-        assert_eq!(r.status(), StatusCode::OK);
-        r.json().await.unwrap()
-    }
-
-    /// A batch decision: the HTTP status and, when 200, the per-call outcomes.
-    async fn batch(&self, app: &TestApp, ids: &[String], verdict: &str, reason: &str) -> (StatusCode, Value) {
-        let body = json!({"csrf_token": self.token, "ids": ids, "verdict": verdict, "reason": reason});
-        let r = self
-            .c
-            .post(app.url("/api/calls/batch"))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let status = r.status();
-        (status, r.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn get(&self, app: &TestApp, path: &str) -> Value {
-        let r = self.c.get(app.url(path)).send().await.unwrap();
-        assert_eq!(r.status(), StatusCode::OK, "{path}");
-        r.json().await.unwrap()
-    }
-}
 
 async fn held(agent: &TestAgent, body: Value) -> String {
     let (s, v) = agent.propose(body).await;
@@ -152,7 +100,7 @@ async fn a_modification_is_revalidated_by_the_engine_and_released_with_its_secre
         !shown.contains(secret),
         "the review page never sees the secret: {shown}"
     );
-    let mut edit: Value = serde_json::from_str(shown).unwrap();
+    let edit: Value = serde_json::from_str(shown).unwrap();
 
     // Outside the fence, an unknown field, broken JSON, a moved marker: each refused.
     let mut outside = edit.clone();
@@ -162,7 +110,8 @@ async fn a_modification_is_revalidated_by_the_engine_and_released_with_its_secre
     let mut moved = edit.clone();
     moved["path"] = edit["content"].clone();
     for (args, want) in [
-        (outside.to_string(), "path_guard"),
+        // A kept secret may not go to a new place, even inside the fence.
+        (outside.to_string(), "new place"),
         (extra.to_string(), "schema"),
         ("{\"path\":".to_string(), "not valid JSON"),
         (moved.to_string(), "redacted value"),
@@ -180,7 +129,31 @@ async fn a_modification_is_revalidated_by_the_engine_and_released_with_its_secre
         "refused edits change nothing"
     );
 
-    edit["path"] = json!("out/b.md");
+    let mut inside = edit.clone();
+    inside["path"] = json!("out/b.md");
+    let out = alice
+        .decide(&app, &id, &[("verdict", "modify"), ("arguments", &inside.to_string())])
+        .await;
+    assert!(out["message"].as_str().unwrap().contains("new place"), "{out}");
+
+    // Without a secret to carry, the path guard judges the new path.
+    let plain = held(&agent, write("s", "out/c.md")).await;
+    let edit = json!({"path": "/etc/cron.d/evil", "content": "# Report"});
+    let out = alice
+        .decide(&app, &plain, &[("verdict", "modify"), ("arguments", &edit.to_string())])
+        .await;
+    assert!(out["message"].as_str().unwrap().contains("path_guard"), "{out}");
+
+    // A change that sends the secret nowhere new is released with the secret in place.
+    let id = held(
+        &agent,
+        json!({"session_id": "s", "tool": "send_email",
+               "arguments": {"to": "ops@example.com", "subject": "key", "body": format!("key={secret}")}}),
+    )
+    .await;
+    let detail = alice.get(&app, &format!("/api/calls/get?id={id}")).await;
+    let mut edit: Value = serde_json::from_str(detail["arguments"].as_str().unwrap()).unwrap();
+    edit["subject"] = json!("The new key");
     let out = alice
         .decide(
             &app,
@@ -188,7 +161,7 @@ async fn a_modification_is_revalidated_by_the_engine_and_released_with_its_secre
             &[
                 ("verdict", "modify"),
                 ("arguments", &edit.to_string()),
-                ("text", "other file"),
+                ("text", "clearer subject"),
             ],
         )
         .await;
@@ -197,9 +170,9 @@ async fn a_modification_is_revalidated_by_the_engine_and_released_with_its_secre
     assert_eq!(v["status"], "modified");
     assert_eq!(
         v["arguments"],
-        json!({"path": "out/b.md", "content": format!("key={secret}")})
+        json!({"to": "ops@example.com", "subject": "The new key", "body": format!("key={secret}")})
     );
-    assert_eq!(v["comment"], "other file");
+    assert_eq!(v["comment"], "clearer subject");
 
     let data: String = sqlx::query_scalar("SELECT data FROM audit_events WHERE kind = 'call_decided' AND call_id = ?")
         .bind(&id)
@@ -207,8 +180,8 @@ async fn a_modification_is_revalidated_by_the_engine_and_released_with_its_secre
         .await
         .unwrap();
     let data: Value = serde_json::from_str(&data).unwrap();
-    assert_eq!(data["original"]["path"], "out/a.md");
-    assert_eq!(data["modified"]["path"], "out/b.md");
+    assert_eq!(data["original"]["subject"], "key");
+    assert_eq!(data["modified"]["subject"], "The new key");
     let all: Vec<String> = sqlx::query_scalar("SELECT data FROM audit_events")
         .fetch_all(&app.db)
         .await
@@ -272,14 +245,6 @@ async fn a_quorum_needs_distinct_approvers_and_one_rejection_ends_it() {
     assert!(twice["message"].as_str().unwrap().contains("already approved"));
     let q = bob.get(&app, "/api/queue").await;
     assert_eq!(q["items"][0]["approvals"], json!(["user:alice"]));
-    let edit = json!({"order_id": "AB12345678", "amount": 100});
-    let modify = bob
-        .decide(&app, &id, &[("verdict", "modify"), ("arguments", &edit.to_string())])
-        .await;
-    assert!(
-        modify["message"].as_str().unwrap().contains("cannot be modified"),
-        "{modify}"
-    );
     assert_eq!(
         bob.decide(&app, &id, &[("verdict", "approve")]).await["status"],
         "approved"
@@ -291,7 +256,13 @@ async fn a_quorum_needs_distinct_approvers_and_one_rejection_ends_it() {
     );
     assert_eq!(
         audit_kinds(&app, &id).await,
-        ["call_received", "call_approval_recorded", "call_decided"]
+        [
+            "call_received",
+            "call_approval_recorded",
+            "review_refused",
+            "call_decided"
+        ],
+        "the second approval by the same person is refused and audited"
     );
 
     let id = held(&agent, refund).await;

@@ -151,6 +151,8 @@ pub struct CallDetail {
     pub masked: Vec<String>,
     /// May this call be answered with an approve-all grant?
     pub grantable: bool,
+    /// Why not, when it may not (shown where the grant option would be).
+    pub not_grantable: Option<String>,
     pub session: Vec<SessionCall>,
     pub result: Option<String>,
     pub now_ms: i64,

@@ -1,10 +1,8 @@
-//! Read-only JSON, syntax-highlighted, with long strings folded and redaction markers
-//! shown as markers (never as blanks). Input is pretty-printed JSON text.
+//! Read-only JSON, syntax-highlighted, strings shown whole, redaction markers shown as
+//! markers (never as blanks). Input is pretty-printed JSON text in which the server has
+//! escaped invisible characters (see the server's `visible`).
 
 use leptos::prelude::*;
-
-/// Strings longer than this are folded behind a "show all" toggle.
-const FOLD_AT: usize = 160;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Token {
@@ -61,23 +59,17 @@ pub fn tokens(src: &str) -> Vec<Token> {
 }
 
 fn string_view(s: String) -> AnyView {
+    // Strings are shown whole, however long: a reviewer approves exactly what runs,
+    // and a folded tail is where a hostile agent would put the part that matters.
     let class = if s.contains("[redacted: ") {
         "j-str j-redacted"
+    } else if s.contains("\\u") {
+        // Invisible and direction-changing characters arrive escaped (`\u202e`).
+        "j-str j-escaped"
     } else {
         "j-str"
     };
-    if s.chars().count() > FOLD_AT {
-        let head: String = s.chars().take(FOLD_AT - 40).collect();
-        view! {
-            <details class="fold">
-                <summary><span class=class>{head}"…"</span></summary>
-                <span class=class>{s}</span>
-            </details>
-        }
-        .into_any()
-    } else {
-        view! { <span class=class>{s}</span> }.into_any()
-    }
+    view! { <span class=class>{s}</span> }.into_any()
 }
 
 #[component]

@@ -148,7 +148,7 @@ fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, act: ServerAct
                     <p class="muted">{format!("Redacted for display: {}. The agent receives the real values.", detail.masked.join(", "))}</p>
                 })}
                 {detail.final_arguments.clone().map(|f| view! {
-                    <h3>"Released arguments (modified)"</h3>
+                    <h3>{if pending { "Modified by a reviewer: approving releases these" } else { "Released arguments (modified)" }}</h3>
                     <JsonView json=f testid="final-arguments"/>
                 })}
             </section>
@@ -213,9 +213,14 @@ fn bytes(b: u64) -> String {
 fn Decisions(detail: CallDetail, csrf: String, act: ServerAction<Decide>) -> impl IntoView {
     let id = StoredValue::new(detail.item.id.clone());
     let csrf = StoredValue::new(csrf);
-    let original = StoredValue::new(detail.arguments.clone());
+    // A modification awaiting its quorum is what a further edit starts from.
+    let current = detail
+        .final_arguments
+        .clone()
+        .unwrap_or_else(|| detail.arguments.clone());
+    let original = StoredValue::new(current.clone());
     let reason = RwSignal::new(String::new());
-    let edited = RwSignal::new(detail.arguments.clone());
+    let edited = RwSignal::new(current);
     let editing = RwSignal::new(false);
     let reviewing_diff = RwSignal::new(false);
     let grant_on = RwSignal::new(false);
@@ -225,6 +230,7 @@ fn Decisions(detail: CallDetail, csrf: String, act: ServerAction<Decide>) -> imp
     let edit_ref = NodeRef::<leptos::html::Textarea>::new();
     let has_server = detail.item.server.clone();
     let grantable = detail.grantable;
+    let not_grantable = detail.not_grantable.clone();
 
     let submit = move |verdict: Verdict| {
         let (text, arguments) = match verdict {
@@ -313,6 +319,9 @@ fn Decisions(detail: CallDetail, csrf: String, act: ServerAction<Decide>) -> imp
                     <p class="muted">"Guards and budgets still apply; the grant ends if the agent reports a new trust context."</p>
                 </fieldset>
             })}
+            {(!grantable).then(|| not_grantable.map(|why| view! {
+                <p class="muted" data-testid="no-grant">{format!("Approve-all is not offered: {why}.")}</p>
+            }))}
             <div class="reject-box">
                 <label for="reject-reason">"Reason (sent to the agent)"<kbd>"r"</kbd></label>
                 <textarea id="reject-reason" data-testid="reject-reason" node_ref=reason_ref rows="2"

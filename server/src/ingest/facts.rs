@@ -6,7 +6,8 @@
 //! requests), and the ledger evaluates again with the recorded answers ([`Recorded`]):
 //! same facts, same decision, no blocking I/O in the writer.
 
-use policy::{Host, LocalHost, TreeStats};
+use super::proposal::Proposal;
+use policy::{Call, Host, Inputs, LocalHost, NoUsage, Policy, TreeStats};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -66,4 +67,77 @@ impl Host for Recorded<'_> {
     fn resolve_host(&self, host: &str, port: u16) -> Option<Vec<IpAddr>> {
         self.0.hosts.get(&(host.to_string(), port)).cloned().flatten()
     }
+}
+
+/// A host that answers "unknown" and remembers whether it was asked: a pure evaluation
+/// against it tells whether a call needs facts from this machine at all.
+#[derive(Default)]
+struct Probe(std::sync::atomic::AtomicBool);
+
+impl Probe {
+    fn asked(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Host for Probe {
+    fn resolve_path(&self, _: &Path) -> Option<PathBuf> {
+        self.asked();
+        None
+    }
+    fn tree_stats(&self, _: &Path, _: u64) -> Option<TreeStats> {
+        self.asked();
+        None
+    }
+    fn resolve_host(&self, _: &str, _: u16) -> Option<Vec<IpAddr>> {
+        self.asked();
+        None
+    }
+}
+
+fn evaluate(policy: &Policy, p: &Proposal, agent: &str, now_ms: i64, host: &dyn Host) {
+    let call = Call {
+        agent,
+        tool: &p.tool,
+        server: p.server.as_deref(),
+        session_id: &p.session_id,
+        turn_id: p.turn_id.as_deref(),
+        arguments: &p.arguments,
+        context: &p.context,
+    };
+    evaluate_call(policy, &call, now_ms, host)
+}
+
+fn evaluate_call(policy: &Policy, call: &Call, now_ms: i64, host: &dyn Host) {
+    let _ = policy.evaluate(
+        call,
+        &Inputs {
+            now_ms,
+            usage: &NoUsage,
+            grants: &[],
+            host,
+        },
+    );
+}
+
+/// Does any guard of this call ask the host (no I/O: a pure evaluation)?
+pub fn asks_host(policy: &Policy, p: &Proposal, agent: &str) -> bool {
+    let probe = Probe::default();
+    evaluate(policy, p, agent, 0, &probe);
+    probe.0.into_inner()
+}
+
+/// Ask this machine what the call's guards want to know. Blocking: run it on the
+/// blocking pool.
+pub fn gather(policy: &Policy, p: &Proposal, agent: &str, now_ms: i64) -> Facts {
+    let recorder = Recorder::default();
+    evaluate(policy, p, agent, now_ms, &recorder);
+    recorder.into_facts()
+}
+
+/// [`gather`] for a call that is not a fresh proposal (a reviewer's modification).
+pub fn gather_call(policy: &Policy, call: &Call, now_ms: i64) -> Facts {
+    let recorder = Recorder::default();
+    evaluate_call(policy, call, now_ms, &recorder);
+    recorder.into_facts()
 }

@@ -8,6 +8,7 @@
 pub mod facts;
 pub mod openapi;
 pub mod proposal;
+pub mod replay;
 pub mod signature;
 pub mod view;
 
@@ -20,8 +21,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use facts::Recorder;
-use policy::{Call, Inputs, JsonLimits, NoUsage};
+use policy::JsonLimits;
 use proposal::Proposal;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -38,6 +38,8 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// Seconds to wait before retrying (429 and 503), sent as `Retry-After`.
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -46,13 +48,24 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_after: None,
         }
+    }
+
+    fn retry_after(mut self, secs: u64) -> ApiError {
+        self.retry_after = Some(secs.max(1));
+        self
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        crate::error::json_error(self.status, self.code, &self.message).into_response()
+        let mut r = crate::error::json_error(self.status, self.code, &self.message).into_response();
+        if let Some(s) = self.retry_after {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from(s));
+        }
+        r
     }
 }
 
@@ -64,6 +77,14 @@ impl From<LedgerError> for ApiError {
             LedgerError::NotPending(_) => (StatusCode::CONFLICT, "not_pending"),
             LedgerError::AlreadyReported => (StatusCode::CONFLICT, "result_already_reported"),
             LedgerError::NotExecutable(_) => (StatusCode::CONFLICT, "not_executable"),
+            LedgerError::TooManyPending(_) => {
+                return ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "too_many_pending",
+                    format!("{e}; retry this request (same webhook-id) once some are decided"),
+                )
+                .retry_after(30)
+            }
             LedgerError::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         };
         ApiError::new(status, code, e.to_string())
@@ -202,8 +223,55 @@ async fn signed_body(
     body: Body,
 ) -> Result<(Signed, Bytes), ApiError> {
     let bytes = read_body(body, headers, 64 * 1024).await?;
-    let signed = authenticate(state, peer, uri.path(), headers, &bound_payload(method, uri, &bytes)).await?;
+    let payload = bound_payload(method, uri, &bytes);
+    let signed = authenticate(state, peer, uri.path(), headers, &payload).await?;
+    once(state, peer, &signed, uri.path(), &payload)?;
     Ok((signed, bytes))
+}
+
+/// Refuse a second use of a webhook-id on requests that are not stored (see `replay`).
+/// A reused id with another payload is audited: it is a forgery attempt or a broken client.
+fn once(state: &AppState, peer: SocketAddr, signed: &Signed, path: &str, payload: &[u8]) -> Result<(), ApiError> {
+    use replay::Seen;
+    let window_ms = 2 * signature::TOLERANCE_SECS * 1000;
+    let hash: [u8; 32] = Sha256::digest(payload).into();
+    match state.seen.check(
+        signed.agent.as_str(),
+        &signed.message_id,
+        hash,
+        store::now_ms(),
+        window_ms,
+    ) {
+        Seen::New => Ok(()),
+        Seen::Replay => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "replayed",
+            "this webhook-id was already used; sign every request with a new webhook-id",
+        )),
+        Seen::Mismatch => {
+            state.ledger.audit(NewEvent {
+                kind: "agent_replay_refused",
+                actor: format!("agent:{}", signed.agent.as_str()),
+                call_id: None,
+                session_id: None,
+                data: json!({
+                    "message_id": signed.message_id, "path": path.chars().take(256).collect::<String>(),
+                    "address": peer.ip().to_string(), "why": "webhook-id reused with a different request",
+                }),
+            });
+            Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "replay_mismatch",
+                "this webhook-id was already used for a different request",
+            ))
+        }
+        Seen::Full => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "too many requests in flight to check for replays; retry shortly",
+        )
+        .retry_after(5)),
+    }
 }
 
 /// The payload that requests other than the ingest POST sign.
@@ -251,6 +319,21 @@ pub async fn propose(
     let received_at_ms = store::now_ms();
     let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
     let signed = authenticate(&state, peer, "/api/v1/tool-calls", &headers, &bytes).await?;
+    if let Some(limiter) = &state.agent_rate {
+        if let Err(not_until) = limiter.check_key(&signed.agent.as_str().to_string()) {
+            let clock = governor::clock::DefaultClock::default();
+            let wait = not_until.wait_time_from(governor::clock::Clock::now(&clock));
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!(
+                    "this agent sends more than {} proposals per second; retry after the pause",
+                    state.config.agent_rate_per_second
+                ),
+            )
+            .retry_after(wait.as_secs_f64().ceil() as u64));
+        }
+    }
     let limits = JsonLimits {
         max_bytes: state.config.max_body_bytes,
         max_depth: state.policy.limits.max_depth,
@@ -273,32 +356,25 @@ pub async fn propose(
             )
         })?;
     }
-    // Gather host facts here, in parallel with other requests (see `facts`).
-    let recorder = Recorder::default();
-    let call = Call {
-        tool: &proposal.tool,
-        server: proposal.server.as_deref(),
-        session_id: &proposal.session_id,
-        turn_id: proposal.turn_id.as_deref(),
-        arguments: &proposal.arguments,
-        context: &proposal.context,
+    // Gather host facts here, in parallel with other requests (see `facts`): a pure
+    // evaluation finds out whether any guard asks the host at all; only then is the
+    // call evaluated once more on the blocking pool, where filesystem and DNS lookups
+    // may wait without holding up the async runtime.
+    let facts = if facts::asks_host(&state.policy, &proposal, signed.agent.as_str()) {
+        let (policy, p, agent) = (state.policy.clone(), proposal.clone(), signed.agent.to_string());
+        tokio::task::spawn_blocking(move || facts::gather(&policy, &p, &agent, received_at_ms))
+            .await
+            .map_err(|_| ApiError::from(LedgerError::Unavailable))?
+    } else {
+        Default::default()
     };
-    let _ = state.policy.evaluate(
-        &call,
-        &Inputs {
-            now_ms: received_at_ms,
-            usage: &NoUsage,
-            grants: &[],
-            host: &recorder,
-        },
-    );
     let job = IngestJob {
         redacted: crate::ledger::RedactedProposal::of(&proposal),
         agent: signed.agent.to_string(),
         message_id: signed.message_id,
         body_sha256: Sha256::digest(&bytes).into(),
         proposal,
-        facts: recorder.into_facts(),
+        facts,
         received_at_ms,
     };
     let out = state.ledger.ingest(job).await?;
@@ -353,7 +429,9 @@ pub async fn get_call(
     uri: Uri,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let signed = authenticate(&state, peer, uri.path(), &headers, &bound_payload(&method, &uri, b"")).await?;
+    let payload = bound_payload(&method, &uri, b"");
+    let signed = authenticate(&state, peer, uri.path(), &headers, &payload).await?;
+    once(&state, peer, &signed, uri.path(), &payload)?;
     let wait = match q.wait.as_deref() {
         None | Some("") => 0,
         Some(w) => w.parse::<u64>().ok().filter(|w| *w <= MAX_WAIT_SECS).ok_or_else(|| {

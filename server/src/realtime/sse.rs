@@ -37,9 +37,30 @@ fn resync(head: u64) -> SseEvent {
         .data(serde_json::json!({ "reason": "missed events; reload the current state" }).to_string())
 }
 
+/// How often an open stream re-checks that its sign-in still stands.
+const RECHECK: Duration = Duration::from_secs(2);
+
+/// Does this stream's sign-in still stand: the session exists (not signed out) and the
+/// user is enabled with the same epoch (role, password and status unchanged)? The CLI
+/// changes users from another process, so this is read from the database.
+async fn still_signed_in(state: &AppState, session_id: &str, user_id: i64, epoch: Option<i64>) -> bool {
+    let session: Result<Option<i64>, _> = sqlx::query_scalar("SELECT 1 FROM tower_sessions WHERE id = ?")
+        .bind(session_id)
+        .fetch_optional(&state.db)
+        .await;
+    let user = crate::store::users::by_id(&state.db, user_id).await;
+    match (session, user) {
+        (Ok(Some(_)), Ok(Some(u))) => !u.view.disabled && Some(u.session_epoch) == epoch,
+        (Ok(_), Ok(_)) => false,
+        // The database did not answer: keep the stream; the next check decides.
+        _ => true,
+    }
+}
+
 pub async fn events(
     State(state): State<AppState>,
     Extension(auth): Extension<RequestAuth>,
+    session: tower_sessions::Session,
     headers: HeaderMap,
     Query(q): Query<Since>,
 ) -> Response {
@@ -72,11 +93,29 @@ pub async fn events(
         Err(BroadcastStreamRecvError::Lagged(_)) => resync(head),
     });
     let mut shutdown = WatchStream::new(sub.shutdown);
-    let stop = async move {
+    let closed = async move {
         while let Some(v) = shutdown.next().await {
             if v {
                 break;
             }
+        }
+    };
+    // Signing out, being disabled or a role change ends the stream within RECHECK.
+    let epoch = session.get::<i64>(crate::auth::session::EPOCH).await.ok().flatten();
+    let session_id = session.id().map(|i| i.to_string()).unwrap_or_default();
+    let (checker, user_id) = (state.clone(), user.id);
+    let signed_out = async move {
+        loop {
+            tokio::time::sleep(RECHECK).await;
+            if !still_signed_in(&checker, &session_id, user_id, epoch).await {
+                break;
+            }
+        }
+    };
+    let stop = async move {
+        tokio::select! {
+            _ = closed => {}
+            _ = signed_out => {}
         }
     };
     let s: std::pin::Pin<Box<dyn Stream<Item = Result<SseEvent, Infallible>> + Send>> = Box::pin(

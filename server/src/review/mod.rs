@@ -7,6 +7,7 @@
 
 pub mod grants;
 pub mod unredact;
+pub mod view;
 
 use serde_json::Value;
 
@@ -19,10 +20,13 @@ pub enum Action {
     Reject {
         reason: String,
     },
-    /// `arguments` are the raw arguments to release: already un-redacted and re-checked.
+    /// `arguments` are the raw arguments to release, already un-redacted; `facts` are
+    /// what the guards learnt about them from this host (gathered off the writer). The
+    /// ledger judges them on every layer.
     Modify {
         arguments: Value,
         comment: Option<String>,
+        facts: crate::ingest::facts::Facts,
     },
     Skip {
         comment: Option<String>,
@@ -100,6 +104,8 @@ pub enum ReviewError {
     Invalid(String),
     #[error("the policy refuses the arguments ({layer}): {reason}")]
     Refused { layer: String, reason: String },
+    #[error("{0}")]
+    Forbidden(String),
     #[error("no such active grant")]
     GrantNotFound,
     #[error("the store is unavailable; try again")]

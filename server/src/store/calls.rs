@@ -64,6 +64,7 @@ pub struct NewCall<'a> {
     pub created_at_ms: i64,
     pub expires_at_ms: Option<i64>,
     pub trust: &'a str,
+    pub turn_id: Option<&'a str>,
 }
 
 /// Insert calls with one statement (the ledger has checked their idempotency keys; a
@@ -76,7 +77,7 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
         "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
            arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
            blocked_by, rule, reason, risk, approvers_required, policy_version, details, response,
-           created_at_ms, expires_at_ms, decided_at_ms, trust) ",
+           created_at_ms, expires_at_ms, decided_at_ms, trust, turn_id) ",
     );
     q.push_values(calls, |mut b, c| {
         b.push_bind(c.id)
@@ -106,7 +107,8 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
             .push_bind(c.created_at_ms)
             .push_bind(c.expires_at_ms)
             .push_bind((c.status != "pending").then_some(c.created_at_ms))
-            .push_bind(c.trust);
+            .push_bind(c.trust)
+            .push_bind(c.turn_id);
     });
     q.build().execute(conn).await?;
     Ok(())
@@ -220,10 +222,11 @@ pub async fn queue_callback(conn: &mut SqliteConnection, id: &str, now: i64) -> 
     Ok(())
 }
 
-/// Callbacks due now: (call id, attempts so far).
-pub async fn due_callbacks(db: &Db, now: i64, limit: i64) -> Result<Vec<(String, i64)>, sqlx::Error> {
+/// Callbacks due now: (call id, agent, attempts so far).
+pub async fn due_callbacks(db: &Db, now: i64, limit: i64) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT call_id, attempts FROM callbacks WHERE state = 'queued' AND next_at_ms <= ? ORDER BY next_at_ms LIMIT ?",
+        "SELECT c.call_id, t.agent_id, c.attempts FROM callbacks c JOIN tool_calls t ON t.id = c.call_id
+         WHERE c.state = 'queued' AND c.next_at_ms <= ? ORDER BY c.next_at_ms LIMIT ?",
     )
     .bind(now)
     .bind(limit)
@@ -294,4 +297,73 @@ pub async fn extras_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<C
         .bind(id)
         .fetch_optional(conn)
         .await
+}
+
+/// Held calls per agent (for the per-agent cap on waiting calls).
+pub async fn pending_per_agent(
+    conn: &mut SqliteConnection,
+) -> Result<std::collections::HashMap<String, u32>, sqlx::Error> {
+    let rows: Vec<(String, i64)> =
+        sqlx::query_as("SELECT agent_id, count(*) FROM tool_calls WHERE status = 'pending' GROUP BY agent_id")
+            .fetch_all(conn)
+            .await?;
+    Ok(rows.into_iter().map(|(a, n)| (a, n.max(0) as u32)).collect())
+}
+
+/// What re-evaluating a held call needs beyond its row.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Origin {
+    pub turn_id: Option<String>,
+    pub on_behalf_of: Option<String>,
+    pub context: Option<String>,
+    pub details: String,
+}
+
+pub async fn origin_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<Origin>, sqlx::Error> {
+    sqlx::query_as("SELECT turn_id, on_behalf_of, context, details FROM tool_calls WHERE id = ?")
+        .bind(id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// A reviewer's modification that needs more approvers than it has: the call stays
+/// pending with the new arguments (to be released once the quorum is complete) and the
+/// engine's answer for them.
+#[allow(clippy::too_many_arguments)]
+pub async fn hold_modified(
+    conn: &mut SqliteConnection,
+    id: &str,
+    final_arguments: &str,
+    approvers_required: i64,
+    blocked_by: Option<&str>,
+    rule: Option<&str>,
+    reason: &str,
+    comment: Option<&str>,
+    details: &str,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
+        "UPDATE tool_calls SET final_arguments = ?, approvers_required = ?, blocked_by = ?, rule = ?, reason = ?,
+           comment = ?, details = ? WHERE id = ? AND status = 'pending'",
+    )
+    .bind(final_arguments)
+    .bind(approvers_required)
+    .bind(blocked_by)
+    .bind(rule)
+    .bind(reason)
+    .bind(comment)
+    .bind(details)
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Replace a call's engine details (what a modification charged, for a later one).
+pub async fn set_details(conn: &mut SqliteConnection, id: &str, details: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE tool_calls SET details = ? WHERE id = ?")
+        .bind(details)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
 }

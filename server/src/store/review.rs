@@ -27,6 +27,28 @@ pub async fn approvals_in(conn: &mut SqliteConnection, call_id: &str) -> Result<
         .await
 }
 
+/// Approvals that still count: their reviewer is enabled and in a role that decides.
+pub async fn valid_approvals_in(conn: &mut SqliteConnection, call_id: &str) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT a.reviewer FROM call_approvals a JOIN users u ON substr(a.reviewer, 6) = u.username
+         WHERE a.call_id = ? AND a.reviewer LIKE 'user:%' AND u.disabled = 0
+           AND u.role IN ('admin', 'reviewer', 'oncall')
+         ORDER BY a.at_ms, a.reviewer",
+    )
+    .bind(call_id)
+    .fetch_all(conn)
+    .await
+}
+
+/// Forget a call's approvals (they were given to arguments a reviewer then changed).
+pub async fn clear_approvals(conn: &mut SqliteConnection, call_id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM call_approvals WHERE call_id = ?")
+        .bind(call_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// Approvals of many calls: (call id, reviewer).
 pub async fn approvals_of(db: &Db, call_ids: &[String]) -> Result<Vec<(String, String)>, sqlx::Error> {
     if call_ids.is_empty() {

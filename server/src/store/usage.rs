@@ -49,14 +49,15 @@ impl UsageState {
                 .or_insert((0, 0.0, None));
             match d.change {
                 UsageChange::Count => e.0 += 1,
+                UsageChange::Uncount => e.0 -= 1,
                 UsageChange::Amount(a) => e.1 += a,
                 UsageChange::Tat(t) => e.2 = Some(t),
             }
         }
         for ((budget, scope), (count, amount, tat)) in sums {
             sqlx::query(
-                "INSERT INTO budget_usage (budget, scope, count, amount, tat_ms) VALUES (?, ?, ?, ?, ?)
-                 ON CONFLICT (budget, scope) DO UPDATE SET count = count + excluded.count,
+                "INSERT INTO budget_usage (budget, scope, count, amount, tat_ms) VALUES (?, ?, max(0, ?), ?, ?)
+                 ON CONFLICT (budget, scope) DO UPDATE SET count = max(0, count + excluded.count),
                    amount = amount + excluded.amount, tat_ms = coalesce(excluded.tat_ms, tat_ms)",
             )
             .bind(budget)
@@ -76,6 +77,7 @@ impl UsageState {
             let e = self.entries.entry((d.budget.clone(), d.scope.clone())).or_default();
             match d.change {
                 UsageChange::Count => e.count += 1,
+                UsageChange::Uncount => e.count = e.count.saturating_sub(1),
                 UsageChange::Amount(a) => e.amount += a,
                 UsageChange::Tat(t) => e.tat_ms = Some(t),
             }

@@ -250,3 +250,62 @@ impl TestAgent {
         .await
     }
 }
+
+/// A signed-in person with the CSRF token their forms carry.
+pub struct Reviewer {
+    pub c: Client,
+    pub token: String,
+}
+
+pub async fn reviewer(app: &TestApp, name: &str, role: app::api::Role) -> Reviewer {
+    let c = app.user(name, role).await;
+    let token = app.session_token(&c).await;
+    Reviewer { c, token }
+}
+
+impl Reviewer {
+    pub async fn decide_raw(&self, app: &TestApp, id: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+        let mut form = vec![("csrf_token", self.token.as_str()), ("id", id)];
+        form.extend_from_slice(fields);
+        self.c
+            .post(app.url("/api/calls/decide"))
+            .form(&form)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Decide and return the outcome (the server function answers 200 with `ok` false
+    /// when the decision was refused for a reason about the call).
+    pub async fn decide(&self, app: &TestApp, id: &str, fields: &[(&str, &str)]) -> serde_json::Value {
+        let r = self.decide_raw(app, id, fields).await;
+        assert_eq!(r.status(), StatusCode::OK);
+        r.json().await.unwrap()
+    }
+
+    /// A batch decision: the HTTP status and, when 200, the per-call outcomes.
+    pub async fn batch(
+        &self,
+        app: &TestApp,
+        ids: &[String],
+        verdict: &str,
+        reason: &str,
+    ) -> (StatusCode, serde_json::Value) {
+        let body = serde_json::json!({"csrf_token": self.token, "ids": ids, "verdict": verdict, "reason": reason});
+        let r = self
+            .c
+            .post(app.url("/api/calls/batch"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(serde_json::Value::Null))
+    }
+
+    pub async fn get(&self, app: &TestApp, path: &str) -> serde_json::Value {
+        let r = self.c.get(app.url(path)).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "{path}");
+        r.json().await.unwrap()
+    }
+}
