@@ -85,6 +85,19 @@ const BUILTIN_DENIED_HOSTS: &[&str] = &[
     "kubernetes.default",
 ];
 
+/// Home-router admin names: the router answers them with its LAN address.
+const ROUTER_HOSTS: &[&str] = &[
+    "fritz.box",
+    "*.fritz.box",
+    "router.asus.com",
+    "routerlogin.net",
+    "routerlogin.com",
+    "tplinkwifi.net",
+    "tplinklogin.net",
+    "mywifiext.net",
+    "speedport.ip",
+];
+
 /// Suffixes that only resolve inside a site, a cluster or a special resolver (RFC 6761
 /// special-use names, RFC 8375 `home.arpa`, common private TLDs, Kubernetes and Consul),
 /// so a name under them is an internal host, never a public page.
@@ -194,7 +207,10 @@ fn embedded_internal(name: &str) -> Option<(IpAddr, &'static str)> {
     let v4 = |ip: Ipv4Addr| denied_v4(ip).map(|why| (IpAddr::V4(ip), why));
     let labels: Vec<&str> = name.split('.').collect();
     for w in labels.windows(4) {
-        if let Some(hit) = v4_from_parts(w).and_then(v4) {
+        // The outer labels may carry a word (`app-10.0.0.1.example`, `10.0.0.1-app.example`).
+        let first = w[0].rsplit('-').next().unwrap_or(w[0]);
+        let last = w[3].split('-').next().unwrap_or(w[3]);
+        if let Some(hit) = v4_from_parts(&[first, w[1], w[2], last]).and_then(v4) {
             return Some(hit);
         }
     }
@@ -323,6 +339,9 @@ static BUILTIN: LazyLock<Vec<(HostPattern, &'static str)>> = LazyLock::new(|| {
     for h in BUILTIN_DENIED_HOSTS {
         v.push((pat(h.to_string()), "names this machine or a cloud metadata service"));
     }
+    for h in ROUTER_HOSTS {
+        v.push((pat(h.to_string()), "names a home router (answered with a LAN address)"));
+    }
     for s in BUILTIN_DENIED_SUFFIXES {
         v.push((pat(format!("*.{s}")), "is a site- or cluster-internal name"));
     }
@@ -442,6 +461,16 @@ impl UrlGuard {
         let name = d.strip_suffix('.').unwrap_or(d).to_ascii_lowercase();
         if name.is_empty() {
             return Err("URL has an empty host".into());
+        }
+        // WHATWG lets `;`, `&`, `*`, `!`… into a domain; DNS names have letters, digits, `-`
+        // (and `_` in some records). Other clients cut such a host short or reject it.
+        if let Some(c) = name
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        {
+            return Err(format!(
+                "host {name:?} has the character {c:?}, not valid in a DNS name"
+            ));
         }
         if name.split('.').any(str::is_empty) {
             return Err(format!("host {d:?} has an empty label"));
@@ -763,6 +792,8 @@ mod tests {
                 ("http://make-1.2.3.4-rebind-127.0.0.1-rr.1u.ms/", w),
                 ("http://7f000001.c0a80001.rbndr.us/", w),
                 ("http://APP.NIP.IO./", w),
+                ("http://fritz.box/", "router"),
+                ("http://router.asus.com/", "router"),
             ],
         );
     }
@@ -794,6 +825,9 @@ mod tests {
                 ("http://fd00--1.evil.net/", e),
                 ("http://0-0-0-0-0-0-0-1.evil.net/", e),
                 ("http://--ffff-7f00-1.evil.net/", e),
+                ("http://app-10.0.0.1.evil.net/", e),
+                ("http://10.0.0.1-app.evil.net/", e),
+                ("http://ip-10-0-0-1.ec2.example.com/", e),
             ],
         );
     }
@@ -886,6 +920,11 @@ mod tests {
                 ("https://example.com\\.evil.net/", "backslash"),
                 ("http://127.0.0.1:80@evil.com/", "credentials"),
                 ("http://a@b@c.com/", "credentials"),
+                ("http://@evil.com/", "`@`"),
+                ("http://:@evil.com/", "`@`"),
+                ("http://127.0.0.1;evil.com/", "not valid in a DNS name"),
+                ("http://127.0.0.1&evil.com/", "not valid in a DNS name"),
+                ("http://evil.com!.example/", "not valid in a DNS name"),
                 ("http://evil.com#@127.0.0.1", "`@`"),
                 ("http://evil.com?@127.0.0.1/", "`@`"),
                 ("http://evil.com:80#@127.0.0.1/", "`@`"),
