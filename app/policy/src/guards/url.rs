@@ -271,6 +271,12 @@ fn v6_from_dashes(label: &str) -> Option<(IpAddr, &'static str)> {
         .filter(|t| t.contains('-') && t.bytes().any(|c| c.is_ascii_hexdigit()))
         .filter(|t| t.bytes().all(|c| c == b'-' || c.is_ascii_hexdigit()))
         .filter_map(|t| t.replace('-', ":").parse::<Ipv6Addr>().ok())
+        // `::2`…`::ff:ffff` would be "IPv4-compatible" 0.x.x.x, which nothing routes; skipping
+        // them keeps names like `app--1234` usable. `::` and `::1` are still caught.
+        .filter(|ip| {
+            let s = ip.segments();
+            !(s[..6] == [0; 6] && s[6] < 0x100 && (s[6] != 0 || s[7] > 1))
+        })
         .find_map(|ip| denied_v6(ip).map(|why| (IpAddr::V6(ip), why)))
 }
 
@@ -755,6 +761,8 @@ mod tests {
             "https://08080808.example.com/",
             "https://deadbeef.example.com/",
             "https://2606-4700--1111.example.com/",
+            "https://app--1234.example.com/",
+            "https://xn--fde.example.com/",
             "https://a-b-c-d.example.com/",
             "https://build-1234-5.ci.example.com/",
             "https://localhostr.com/",
