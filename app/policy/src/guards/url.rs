@@ -4,11 +4,18 @@
 //! `0x7f.1`, `0177.0.0.1`, `127.1` and percent-encoded or trailing-dot hosts into the
 //! IPv4 address they mean, so the check runs on the address, never on the spelling.
 //! IPv6 addresses that embed an IPv4 address (mapped, compatible, NAT64, 6to4) are
-//! judged by that address. Names are matched after folding a trailing dot.
+//! judged by that address. Names are matched after IDNA mapping and folding a trailing dot.
+//!
+//! A name can stand for an internal address without any lookup: wildcard-DNS services
+//! (`10.0.0.1.nip.io`), an address written into the labels under any domain (dotted,
+//! dashed, hex, IPv6 with dashes), a `localhost` label, a single label completed by search
+//! domains, or a site/cluster-internal suffix. These are denied before the allow-list. So
+//! are spellings other parsers split differently (backslashes, `@` before the path,
+//! missing `//`, percent-encoded hosts, invisible characters).
 //!
 //! What this guard cannot do alone: stop DNS rebinding. With `resolve = true` the
-//! decision carries the addresses it judged; the executor must connect to those
-//! (pin them), not resolve the name again.
+//! decision carries the normalised URL, its port and the addresses it judged; the executor
+//! must connect to those (pin them), not resolve the name again.
 
 use crate::config::UrlGuardConfig;
 use crate::host::Host;
