@@ -114,10 +114,14 @@ pub struct Impact {
     pub stats: Option<TreeStats>,
 }
 
-/// A host name the URL guard resolved: the executor must connect to these addresses.
+/// A URL the URL guard passed with the addresses it judged: the executor must fetch `url`
+/// and connect only to `addresses` on `port` (no second DNS lookup, which could be re-bound).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Pinned {
+    /// The normalised (WHATWG) URL that was judged.
+    pub url: String,
     pub host: String,
+    pub port: u16,
     pub addresses: Vec<IpAddr>,
 }
 

@@ -396,7 +396,9 @@ impl Policy {
                     Ok(c) => {
                         if !c.pinned.is_empty() {
                             checked.pinned.push(Pinned {
+                                url: c.url,
                                 host: c.host,
+                                port: c.port,
                                 addresses: c.pinned,
                             });
                         }
