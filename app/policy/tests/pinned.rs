@@ -39,6 +39,7 @@ fn fetch(url: &str, dns: &Dns) -> policy::Decision {
     let args = json!({ "url": url });
     p.evaluate(
         &Call {
+            agent: "a1",
             tool: "web_fetch",
             server: None,
             session_id: "s",
