@@ -640,6 +640,7 @@ impl Writer {
             final_arguments: None,
             callback_url: p.callback_url.clone(),
             result_outcome: None,
+            pinned: (!d.pinned.is_empty()).then(|| json!(d.pinned).to_string()),
         };
         let response = call_view(&row).to_string();
         let source = match d.source {
@@ -868,6 +869,7 @@ impl Writer {
                         &d.reason,
                         comment.as_deref(),
                         &m.details,
+                        m.pinned.as_deref(),
                     )
                     .await?;
                     let mut data = data;
@@ -898,7 +900,7 @@ impl Writer {
                         grant_id: None,
                     }));
                 }
-                calls::set_details(conn, &row.id, &m.details).await?;
+                calls::set_details(conn, &row.id, &m.details, m.pinned.as_deref()).await?;
                 ("modified", comment.clone(), Some(arguments.to_string()), data)
             }
             Action::Approve { grant } => {
@@ -1059,6 +1061,7 @@ impl Writer {
         Ok(Ok(Modification {
             required: i64::from(decision.approvers_required.max(1)),
             details: details.to_string(),
+            pinned: (!decision.pinned.is_empty()).then(|| json!(decision.pinned).to_string()),
             decision,
         }))
     }
@@ -1274,6 +1277,7 @@ struct Modification {
     decision: policy::Decision,
     required: i64,
     details: String,
+    pinned: Option<String>,
 }
 
 impl Prepared {
@@ -1308,6 +1312,7 @@ impl Prepared {
             expires_at_ms: r.expires_at_ms,
             trust: &self.trust,
             turn_id: p.turn_id.as_deref(),
+            pinned: r.pinned.as_deref(),
         }
     }
 }

@@ -307,6 +307,7 @@ returns the original answer (header `idempotent-replayed: true`).",
         (status = 400, description = "Malformed body", body = openapi::ErrorBody),
         (status = 401, description = "Signature refused, or webhook-id reused with another body", body = openapi::ErrorBody),
         (status = 413, description = "Body over the size limit", body = openapi::ErrorBody),
+        (status = 429, description = "Over the agent's rate limit or held-call cap; retry the same request after `Retry-After`", body = openapi::ErrorBody),
         (status = 503, description = "Temporarily unavailable; retry with the same webhook-id", body = openapi::ErrorBody),
     )
 )]
@@ -418,6 +419,7 @@ pub struct WaitQuery {
         (status = 400, body = openapi::ErrorBody),
         (status = 401, body = openapi::ErrorBody),
         (status = 404, description = "No such call of this agent", body = openapi::ErrorBody),
+        (status = 409, description = "This webhook-id was already used (`replayed`)", body = openapi::ErrorBody),
     )
 )]
 pub async fn get_call(
@@ -486,7 +488,7 @@ async fn own_call(state: &AppState, signed: &Signed, id: &str) -> Result<calls::
         (status = 200, body = openapi::ToolCall),
         (status = 401, body = openapi::ErrorBody),
         (status = 404, body = openapi::ErrorBody),
-        (status = 409, description = "Not pending any more", body = openapi::ErrorBody),
+        (status = 409, description = "Not pending any more, or the webhook-id was already used", body = openapi::ErrorBody),
     )
 )]
 pub async fn cancel(
@@ -520,7 +522,7 @@ pub async fn cancel(
         (status = 400, body = openapi::ErrorBody),
         (status = 401, body = openapi::ErrorBody),
         (status = 404, body = openapi::ErrorBody),
-        (status = 409, description = "Already reported, or the call was not executable", body = openapi::ErrorBody),
+        (status = 409, description = "Already reported, the call was not executable, or the webhook-id was already used", body = openapi::ErrorBody),
     )
 )]
 pub async fn result(

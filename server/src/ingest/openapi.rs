@@ -83,6 +83,20 @@ pub struct ToolCall {
     comment: Option<String>,
     /// ok | error once the agent reported the outcome.
     result: Option<String>,
+    /// URL guards with `resolve = true`: the normalised URLs and the addresses that were
+    /// checked. Connect to exactly these (no second lookup). Empty when nothing was resolved.
+    pinned: Vec<PinnedUrl>,
+}
+
+/// A URL the guard resolved and checked.
+#[derive(ToSchema)]
+pub struct PinnedUrl {
+    /// The normalised (WHATWG) URL to fetch.
+    url: String,
+    host: String,
+    port: u16,
+    /// The checked addresses: connect only to these.
+    addresses: Vec<String>,
 }
 
 /// The outcome of an executed call.
@@ -125,7 +139,7 @@ other endpoints it is `\"{METHOD} {path?query}\\n{body}\"` so a signature cannot
 against another call. Refused signatures answer 401 with a code."
     ),
     paths(super::propose, super::get_call, super::cancel, super::result),
-    components(schemas(ToolCallRequest, ToolCall, ResultRequest, ErrorBody, ErrorDetail))
+    components(schemas(ToolCallRequest, ToolCall, PinnedUrl, ResultRequest, ErrorBody, ErrorDetail))
 )]
 pub struct ApiDoc;
 

@@ -54,12 +54,50 @@ pub fn call_view(row: &CallRow) -> Value {
         "decided_by": row.decided_by,
         "comment": row.comment,
         "result": row.result_outcome,
+        // With `resolve = true` URL guards: the normalised URL and the addresses that were
+        // checked; the executor must connect to exactly these (no second lookup).
+        "pinned": row.pinned.as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok()).unwrap_or_else(|| json!([])),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pinned_addresses_reach_the_agent() {
+        let mut row = CallRow {
+            id: "tc_1".into(),
+            agent_id: "a".into(),
+            session_id: "s".into(),
+            trace_id: None,
+            tool: "web_fetch".into(),
+            server: None,
+            arguments: r#"{"url":"https://example.com/"}"#.into(),
+            arguments_redacted: r#"{"url":"https://example.com/"}"#.into(),
+            status: "allowed".into(),
+            blocked_by: None,
+            rule: None,
+            reason: "allowed by policy".into(),
+            risk: "low".into(),
+            approvers_required: 0,
+            policy_version: "sha256:x".into(),
+            created_at_ms: 0,
+            expires_at_ms: None,
+            decided_at_ms: Some(0),
+            decided_by: None,
+            comment: None,
+            final_arguments: None,
+            callback_url: None,
+            result_outcome: None,
+            pinned: None,
+        };
+        assert_eq!(call_view(&row)["pinned"], json!([]));
+        let pinned = json!([{"host": "example.com", "url": "https://example.com/", "port": 443,
+                             "addresses": ["93.184.215.14"]}]);
+        row.pinned = Some(pinned.to_string());
+        assert_eq!(call_view(&row)["pinned"], pinned);
+    }
 
     #[test]
     fn timestamps_are_rfc3339_utc_with_milliseconds() {

@@ -6,7 +6,7 @@ use sqlx::SqliteConnection;
 /// Columns every reader needs (not the raw request extras).
 const COLUMNS: &str = "id, agent_id, session_id, trace_id, tool, server, arguments, arguments_redacted, status,
     blocked_by, rule, reason, risk, approvers_required, policy_version, created_at_ms, expires_at_ms,
-    decided_at_ms, decided_by, comment, final_arguments, callback_url, result_outcome";
+    decided_at_ms, decided_by, comment, final_arguments, callback_url, result_outcome, pinned";
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct CallRow {
@@ -33,6 +33,8 @@ pub struct CallRow {
     pub final_arguments: Option<String>,
     pub callback_url: Option<String>,
     pub result_outcome: Option<String>,
+    /// JSON array of the URL guard's checked addresses, when it resolved any.
+    pub pinned: Option<String>,
 }
 
 /// A call as the ledger stores it.
@@ -65,6 +67,7 @@ pub struct NewCall<'a> {
     pub expires_at_ms: Option<i64>,
     pub trust: &'a str,
     pub turn_id: Option<&'a str>,
+    pub pinned: Option<&'a str>,
 }
 
 /// Insert calls with one statement (the ledger has checked their idempotency keys; a
@@ -77,7 +80,7 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
         "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
            arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
            blocked_by, rule, reason, risk, approvers_required, policy_version, details, response,
-           created_at_ms, expires_at_ms, decided_at_ms, trust, turn_id) ",
+           created_at_ms, expires_at_ms, decided_at_ms, trust, turn_id, pinned) ",
     );
     q.push_values(calls, |mut b, c| {
         b.push_bind(c.id)
@@ -108,7 +111,8 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
             .push_bind(c.expires_at_ms)
             .push_bind((c.status != "pending").then_some(c.created_at_ms))
             .push_bind(c.trust)
-            .push_bind(c.turn_id);
+            .push_bind(c.turn_id)
+            .push_bind(c.pinned);
     });
     q.build().execute(conn).await?;
     Ok(())
@@ -340,10 +344,11 @@ pub async fn hold_modified(
     reason: &str,
     comment: Option<&str>,
     details: &str,
+    pinned: Option<&str>,
 ) -> Result<bool, sqlx::Error> {
     let r = sqlx::query(
         "UPDATE tool_calls SET final_arguments = ?, approvers_required = ?, blocked_by = ?, rule = ?, reason = ?,
-           comment = ?, details = ? WHERE id = ? AND status = 'pending'",
+           comment = ?, details = ?, pinned = ? WHERE id = ? AND status = 'pending'",
     )
     .bind(final_arguments)
     .bind(approvers_required)
@@ -352,16 +357,23 @@ pub async fn hold_modified(
     .bind(reason)
     .bind(comment)
     .bind(details)
+    .bind(pinned)
     .bind(id)
     .execute(conn)
     .await?;
     Ok(r.rows_affected() == 1)
 }
 
-/// Replace a call's engine details (what a modification charged, for a later one).
-pub async fn set_details(conn: &mut SqliteConnection, id: &str, details: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE tool_calls SET details = ? WHERE id = ?")
+/// Replace a call's engine details and pinned addresses (after a modification).
+pub async fn set_details(
+    conn: &mut SqliteConnection,
+    id: &str,
+    details: &str,
+    pinned: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE tool_calls SET details = ?, pinned = ? WHERE id = ?")
         .bind(details)
+        .bind(pinned)
         .bind(id)
         .execute(conn)
         .await?;
