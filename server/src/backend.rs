@@ -194,7 +194,17 @@ impl Backend for ServerBackend {
                 .unwrap_or_default(),
             impact,
             shadow,
-            masked: list("masked", "path"),
+            // Guarded values are shown whole (see `review::view`), so they are not "redacted".
+            masked: {
+                let guarded = self.policy.guarded_args(&row.tool);
+                list("masked", "path")
+                    .into_iter()
+                    .filter(|p| {
+                        let top = p.trim_start_matches('/').split('/').next().unwrap_or("");
+                        !guarded.contains(&top)
+                    })
+                    .collect()
+            },
             grantable: details["grantable"].as_bool().unwrap_or(false) && row.approvers_required <= 1,
             not_grantable: details["not_grantable"].as_str().map(str::to_string).or_else(|| {
                 (row.approvers_required > 1).then(|| {

@@ -266,9 +266,9 @@ fn once(state: &AppState, peer: SocketAddr, signed: &Signed, path: &str, payload
             ))
         }
         Seen::Full => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "unavailable",
-            "too many requests in flight to check for replays; retry shortly",
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            "this agent sent too many requests in the last ten minutes; retry after the pause",
         )
         .retry_after(5)),
     }
