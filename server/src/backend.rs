@@ -40,6 +40,10 @@ fn map(e: UserError) -> BackendError {
 
 #[async_trait::async_trait]
 impl Backend for ServerBackend {
+    async fn reveal_arguments(&self, actor: &UserView, id: &str) -> Result<String, BackendError> {
+        self.reveal(actor, id).await
+    }
+
     async fn list_users(&self) -> Result<Vec<UserView>, BackendError> {
         users::list(&self.db).await.map_err(|e| map(e.into()))
     }
@@ -239,9 +243,29 @@ impl Backend for ServerBackend {
         if !actor.role.can_decide() {
             return fail(format!("your role ({}) may not decide calls", actor.role));
         }
+        let verdict = input.verdict;
         let action = match self.action(id, input).await {
             Ok(a) => a,
-            Err(e) => return fail(refusal(e)),
+            Err(e) => {
+                // Refused before reaching the ledger (e.g. a secret sent somewhere new):
+                // recorded like the ledger's own refusals.
+                if matches!(e, ReviewError::Invalid(_) | ReviewError::Refused { .. }) {
+                    if let Ok(Some(row)) = calls::get(&self.db, id).await {
+                        let ev = crate::audit::NewEvent {
+                            kind: "review_refused",
+                            actor: format!("user:{}", actor.username),
+                            call_id: Some(row.id.clone()),
+                            session_id: Some(row.session_id.clone()),
+                            data: serde_json::json!({"tool": row.tool, "agent": row.agent_id,
+                                "action": format!("{verdict:?}").to_lowercase(), "reason": e.to_string()}),
+                        };
+                        if let Err(err) = self.ledger.audit_now(ev).await {
+                            tracing::warn!(error = %err, "auditing a refused decision failed");
+                        }
+                    }
+                }
+                return fail(refusal(e));
+            }
         };
         let grant = match &action {
             Action::Approve { grant: Some(g) } => Some(*g),
@@ -325,6 +349,42 @@ impl Backend for ServerBackend {
 }
 
 impl ServerBackend {
+    async fn reveal(&self, actor: &UserView, id: &str) -> Result<String, BackendError> {
+        if !matches!(actor.role, Role::Admin | Role::Oncall) {
+            return Err(BackendError::Invalid(format!(
+                "your role ({}) may not see redacted values",
+                actor.role
+            )));
+        }
+        let row = self
+            .pending_row(id)
+            .await
+            .map_err(|e| BackendError::Conflict(refusal(e)))?;
+        let raw: Value = serde_json::from_str(row.final_arguments.as_deref().unwrap_or(&row.arguments))
+            .map_err(|e| internal(e, "reading arguments"))?;
+        let masked: Vec<String> = policy::redact::redact_value(&raw)
+            .masked
+            .into_iter()
+            .map(|m| m.path)
+            .collect();
+        if masked.is_empty() {
+            return Err(BackendError::Invalid("nothing in this call is redacted".into()));
+        }
+        // On disk before anything is shown: who saw which values of which call.
+        self.ledger
+            .audit_now(crate::audit::NewEvent {
+                kind: "secret_revealed",
+                actor: format!("user:{}", actor.username),
+                call_id: Some(row.id.clone()),
+                session_id: Some(row.session_id.clone()),
+                data: serde_json::json!({"tool": row.tool, "agent": row.agent_id, "paths": masked}),
+            })
+            .await
+            .map_err(|e| internal(e, "auditing a reveal"))?;
+        tracing::warn!(actor = %actor.username, call = id, "redacted values revealed");
+        Ok(review::view::pretty(&raw))
+    }
+
     /// Turn what the reviewer submitted into a checked action: free text bounded and
     /// redacted, modified arguments un-redacted and re-validated by the policy engine,
     /// approvals re-checked against the current policy.

@@ -49,6 +49,8 @@ pub enum Command {
     CallbackAttempt(CallbackAttempt, oneshot::Sender<()>),
     /// An event with nothing else to write (e.g. a refused signature).
     Audit(NewEvent),
+    /// An event that must be on disk before its sender goes on (e.g. a secret shown).
+    AuditNow(NewEvent, oneshot::Sender<Result<(), LedgerError>>),
     /// A reviewer's decision on a held call.
     Review(Review, oneshot::Sender<Result<Reviewed, ReviewError>>),
     RevokeGrant {
@@ -207,6 +209,13 @@ impl Ledger {
         rx.await.map_err(|_| ReviewError::Unavailable)?
     }
 
+    /// Record an event and wait until it is committed.
+    pub async fn audit_now(&self, ev: NewEvent) -> Result<(), LedgerError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::AuditNow(ev, reply)).await?;
+        rx.await.map_err(|_| LedgerError::Unavailable)?
+    }
+
     /// Record an event without waiting; dropped (and logged) if the ledger is overloaded.
     pub fn audit(&self, ev: NewEvent) {
         if let Err(e) = self.tx.try_send(Command::Audit(ev)) {
@@ -232,6 +241,7 @@ enum Reply {
         Result<Reviewed, ReviewError>,
     ),
     Revoke(oneshot::Sender<Result<(), ReviewError>>, Result<(), ReviewError>),
+    Ack(oneshot::Sender<Result<(), LedgerError>>),
     None,
 }
 
@@ -352,6 +362,7 @@ impl Writer {
                     Reply::Unit(tx) => drop(tx.send(())),
                     Reply::Review(tx, _) => drop(tx.send(Err(ReviewError::Unavailable))),
                     Reply::Revoke(tx, _) => drop(tx.send(Err(ReviewError::Unavailable))),
+                    Reply::Ack(tx) => drop(tx.send(Err(LedgerError::Unavailable))),
                     Reply::None => {}
                 }
             }
@@ -365,6 +376,7 @@ impl Writer {
                 Reply::Unit(tx) => drop(tx.send(())),
                 Reply::Review(tx, v) => drop(tx.send(v)),
                 Reply::Revoke(tx, v) => drop(tx.send(v)),
+                Reply::Ack(tx) => drop(tx.send(Ok(()))),
                 Reply::None => {}
             }
         }
@@ -469,6 +481,13 @@ impl Writer {
             Command::Audit(ev) => match audit::append(conn, head, store::now_ms(), &ev).await {
                 Ok(_) => Ok(Vec::new()),
                 Err(e) => Err((e, Reply::None)),
+            },
+            Command::AuditNow(ev, reply) => match audit::append(conn, head, store::now_ms(), &ev).await {
+                Ok(_) => {
+                    fx.replies.push(Reply::Ack(reply));
+                    Ok(Vec::new())
+                }
+                Err(e) => Err((e, Reply::Ack(reply))),
             },
             Command::Review(r, reply) => match self.review(conn, head, &r, fx).await {
                 Ok(v) => {

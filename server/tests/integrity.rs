@@ -405,3 +405,53 @@ async fn signing_out_or_being_disabled_ends_open_live_streams() {
         .unwrap();
     ends(Box::pin(stream)).await;
 }
+
+#[tokio::test]
+async fn a_secret_goes_to_a_new_destination_only_after_an_audited_reveal() {
+    let app = spawn_app().await;
+    let agent = app.agent("bot").await;
+    let alice = reviewer(&app, "alice", Role::Reviewer).await;
+    let olga = reviewer(&app, "olga", Role::Oncall).await;
+    let secret = "sk-live-4eC39HqLyjWDarjtT1zdp7dc";
+    let id = held(
+        &agent,
+        json!({"session_id": "s", "tool": "send_email",
+               "arguments": {"to": "ops@example.com", "subject": "key", "body": format!("key={secret}")}}),
+    )
+    .await;
+    // Kept secret + new recipient: refused for anyone typing over the redacted view.
+    let detail = alice.get(&app, &format!("/api/calls/get?id={id}")).await;
+    let mut edit: Value = serde_json::from_str(detail["arguments"].as_str().unwrap()).unwrap();
+    edit["to"] = json!("someone@example.net");
+    let out = alice
+        .decide(&app, &id, &[("verdict", "modify"), ("arguments", &edit.to_string())])
+        .await;
+    assert!(out["message"].as_str().unwrap().contains("new place"), "{out}");
+
+    // A reviewer may not reveal; on-call may, and the reveal is audited first.
+    let reveal = |who: &common::Reviewer| {
+        who.c
+            .post(app.url("/api/calls/reveal"))
+            .form(&[("csrf_token", who.token.as_str()), ("id", id.as_str())])
+            .send()
+    };
+    let r = reveal(&alice).await.unwrap();
+    assert!(r.status().is_client_error(), "{}", r.status());
+    let r = reveal(&olga).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let shown: String = r.json().await.unwrap();
+    assert!(shown.contains(secret));
+    assert_eq!(
+        audit_kinds(&app, &id).await,
+        ["call_received", "review_refused", "secret_revealed"]
+    );
+
+    // Typed in full by someone who has seen it, the secret may go to the new recipient.
+    let mut edit: Value = serde_json::from_str(&shown).unwrap();
+    edit["to"] = json!("someone@example.net");
+    let out = olga
+        .decide(&app, &id, &[("verdict", "modify"), ("arguments", &edit.to_string())])
+        .await;
+    assert_eq!(out["status"], "modified", "{out}");
+    assert_eq!(agent.get(&id, 0).await.1["arguments"]["body"], format!("key={secret}"));
+}

@@ -49,6 +49,9 @@ pub trait Backend: Send + Sync + 'static {
     async fn decide(&self, actor: &UserView, id: &str, input: DecisionInput) -> DecisionOutcome;
     async fn grants(&self) -> Result<GrantList, BackendError>;
     async fn revoke_grant(&self, actor: &UserView, id: &str) -> Result<(), BackendError>;
+    /// The held call's arguments with nothing redacted (pretty JSON), for someone allowed
+    /// to see secrets who must retype one into a modification. Audited before it is returned.
+    async fn reveal_arguments(&self, actor: &UserView, id: &str) -> Result<String, BackendError>;
 }
 
 pub type SharedBackend = Arc<dyn Backend>;

@@ -193,6 +193,21 @@ pub async fn decide_batch(
     Ok(out)
 }
 
+/// Who may see a held call's secrets: on-call staff (who may then retype them into a
+/// modification) and admins.
+pub const REVEALERS: &[Role] = &[Role::Admin, Role::Oncall];
+
+/// Show a held call's redacted values (audited as `secret_revealed` first), so that a
+/// modification sends a secret somewhere new only by someone allowed to know it.
+#[server(endpoint = "calls/reveal")]
+pub async fn reveal_arguments(csrf_token: String, id: String) -> Result<String, ServerFnError> {
+    let actor = guard::require_csrf(REVEALERS, &csrf_token)?;
+    guard::backend()?
+        .reveal_arguments(&actor, &id)
+        .await
+        .map_err(guard::map_err)
+}
+
 /// Active grants and the most recently ended ones.
 #[server(endpoint = "grants/list", input = GetUrl)]
 pub async fn list_grants() -> Result<GrantList, ServerFnError> {

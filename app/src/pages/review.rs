@@ -1,7 +1,10 @@
 //! One held call: what the agent wants to do, why it was held, what it would affect,
 //! and the decision buttons. A modification is shown as a diff before it is released.
 
-use crate::api::{error_text, get_call, CallDetail, Decide, DecisionOutcome, GrantScopeKind, SessionInfo, Verdict};
+use crate::api::{
+    error_text, get_call, CallDetail, Decide, DecisionOutcome, GrantScopeKind, RevealArguments, Role, SessionInfo,
+    Verdict,
+};
 use crate::components::clock::{countdown, span, start_clock, Clock};
 use crate::components::diff::Diff;
 use crate::components::json::JsonView;
@@ -26,7 +29,8 @@ fn ReviewLoader() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
     let SessionInfo { user, csrf_token: csrf } = use_session();
-    let can_decide = user.is_some_and(|u| u.role.can_decide());
+    let can_decide = user.as_ref().is_some_and(|u| u.role.can_decide());
+    let can_reveal = user.as_ref().is_some_and(|u| u.role == Role::Oncall);
     let reload = RwSignal::new(0u32);
     // Lives above the reloading part so its message stays after the call changes state.
     let act = ServerAction::<Decide>::new();
@@ -58,7 +62,7 @@ fn ReviewLoader() -> impl IntoView {
                 let csrf = csrf.clone();
                 Suspend::new(async move {
                 match detail.await {
-                    Ok(d) => view! { <ReviewView detail=d csrf can_decide act/> }.into_any(),
+                    Ok(d) => view! { <ReviewView detail=d csrf can_decide can_reveal act/> }.into_any(),
                     Err(e) => view! {
                         <section class="card narrow">
                             <h1>"Call not found"</h1>
@@ -73,7 +77,13 @@ fn ReviewLoader() -> impl IntoView {
 }
 
 #[component]
-fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, act: ServerAction<Decide>) -> impl IntoView {
+fn ReviewView(
+    detail: CallDetail,
+    csrf: String,
+    can_decide: bool,
+    can_reveal: bool,
+    act: ServerAction<Decide>,
+) -> impl IntoView {
     let clock: Clock = start_clock(detail.now_ms);
     let item = detail.item.clone();
     let pending = detail.status == "pending";
@@ -165,7 +175,7 @@ fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, act: ServerAct
                 </section>
             })}
             {(pending && can_decide).then(|| view! {
-                <Decisions detail=detail.clone() csrf=csrf.clone() act/>
+                <Decisions detail=detail.clone() csrf=csrf.clone() can_reveal act/>
             }.into_any())}
             {(pending && !can_decide).then(|| view! {
                 <p class="card muted" data-testid="read-only">"Your role can read this call but not decide it."</p>
@@ -210,7 +220,7 @@ fn bytes(b: u64) -> String {
 
 /// Approve (optionally for the rest of the session), reject with a reason, edit, skip.
 #[component]
-fn Decisions(detail: CallDetail, csrf: String, act: ServerAction<Decide>) -> impl IntoView {
+fn Decisions(detail: CallDetail, csrf: String, can_reveal: bool, act: ServerAction<Decide>) -> impl IntoView {
     let id = StoredValue::new(detail.item.id.clone());
     let csrf = StoredValue::new(csrf);
     // A modification awaiting its quorum is what a further edit starts from.
@@ -230,6 +240,15 @@ fn Decisions(detail: CallDetail, csrf: String, act: ServerAction<Decide>) -> imp
     let edit_ref = NodeRef::<leptos::html::Textarea>::new();
     let has_server = detail.item.server.clone();
     let grantable = detail.grantable;
+    // On-call staff may see redacted values (audited) to retype a secret into a change.
+    let reveal = ServerAction::<RevealArguments>::new();
+    let revealable = can_reveal && !detail.masked.is_empty();
+    Effect::new(move |_| {
+        if let Some(Ok(raw)) = reveal.value().get() {
+            edited.set(raw);
+            editing.set(true);
+        }
+    });
     let not_grantable = detail.not_grantable.clone();
 
     let submit = move |verdict: Verdict| {
@@ -337,6 +356,15 @@ fn Decisions(detail: CallDetail, csrf: String, act: ServerAction<Decide>) -> imp
                         prop:value=move || edited.get()
                         on:input=move |e| { edited.set(event_target_value(&e)); reviewing_diff.set(false); }></textarea>
                     <p class="muted">"Values shown as [redacted: …] keep their real value if left where they are."</p>
+                    {revealable.then(|| view! {
+                        <button type="button" data-testid="reveal" disabled=move || reveal.pending().get()
+                            on:click=move |_| { reveal.dispatch(RevealArguments { csrf_token: csrf.get_value(), id: id.get_value() }); }>
+                            "Show redacted values (audited)"
+                        </button>
+                        {move || reveal.value().get().and_then(|r| r.err()).map(|e| view! {
+                            <p class="error" role="alert">{error_text(&e)}</p>
+                        })}
+                    })}
                     <button type="button" data-testid="review-changes" on:click=move |_| reviewing_diff.set(true)>"Review changes"</button>
                     <Show when=move || reviewing_diff.get()>
                         <Diff before=original.get_value() after=edited.get()/>
