@@ -338,10 +338,14 @@ fn compile(file: PolicyFile, version: String) -> Result<Policy, LoadErrors> {
         for (i, g) in t.command_guards.iter().enumerate() {
             let loc = format!("{base}.command_guards[{i}]");
             check_args(loc.clone(), &g.args, &mut err);
+            if let Some(c) = &g.cwd {
+                check_args(format!("{loc}.cwd"), std::slice::from_ref(c), &mut err);
+            }
             match command_guards.get(&g.guard) {
                 Some(c) => cmd_guards.push(CommandUse {
                     guard: c.clone(),
                     args: g.args.clone(),
+                    cwd: g.cwd.clone(),
                     shadow: g.shadow,
                 }),
                 None => err(
