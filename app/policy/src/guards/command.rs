@@ -541,6 +541,35 @@ const RC_FILES: &[&str] = &[
     ".curlrc",
     ".wgetrc",
 ];
+/// Files that build tools, package managers, test runners or direnv execute.
+const BUILD_FILES: &[&str] = &[
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "build.rs",
+    "Cargo.toml",
+    ".cargo",
+    "config.toml",
+    "package.json",
+    ".npmrc",
+    "setup.py",
+    "setup.cfg",
+    "pyproject.toml",
+    "conftest.py",
+    "CMakeLists.txt",
+    "build.gradle",
+    "build.gradle.kts",
+    "pom.xml",
+    "Rakefile",
+    "Gemfile",
+    "justfile",
+    "Justfile",
+    "Taskfile.yml",
+    ".envrc",
+    ".gitattributes",
+    ".gitmodules",
+    "Dockerfile",
+];
 /// `git -c` / `git config` keys that cannot make git run anything.
 const GIT_SAFE_KEYS: &[&str] = &[
     "color.",
@@ -1242,6 +1271,15 @@ impl<'a> Analyzer<'a> {
             .collect()
     }
 
+    /// Files that build tools, git or direnv run: writing one is writing code.
+    fn writes_code(&mut self, path: &str, via: &str) {
+        let comps: Vec<&str> = path.split('/').collect();
+        let last = comps.last().copied().unwrap_or("");
+        if comps.contains(&".git") || BUILD_FILES.contains(&last) {
+            self.unknown(format!("{via} writes {path}, which build tools or git run as code"));
+        }
+    }
+
     /// A file or directory is created or overwritten at `t`.
     fn write_target(&mut self, t: &Expanded, via: &str) {
         if t.dynamic {
@@ -1265,9 +1303,11 @@ impl<'a> Analyzer<'a> {
                     if protected(&n) {
                         return self.dangerous(format!("{via} writes to system path {n}"));
                     }
+                    self.writes_code(&n, via);
                     self.written.insert(n);
                 }
                 Place::Inside(r) => {
+                    self.writes_code(&r, via);
                     let comps: Vec<&str> = r.split('/').collect();
                     if comps.contains(&".ssh") || comps.last().is_some_and(|l| RC_FILES.contains(l)) {
                         self.unknown(format!(
