@@ -215,6 +215,10 @@ struct Analyzer<'a> {
     last_cd: Option<Vec<Base>>,
     /// Files written so far (resolved), so running one of them is unknown.
     written: HashSet<String>,
+    /// Links made by `ln` so far: resolved link → resolved target (`None`: not known).
+    links: Vec<(String, Option<String>)>,
+    /// Nesting of judging a path again through a link.
+    link_depth: usize,
     unknown: Option<String>,
     danger: Option<String>,
     commands: usize,
@@ -236,6 +240,19 @@ const SHELLS: &[&str] = &[
     "tcsh",
     "rbash",
     "busybox-sh",
+    "posh",
+    "hush",
+    "lksh",
+    "pdksh",
+    "oksh",
+    "loksh",
+    "osh",
+    "ysh",
+    "nu",
+    "elvish",
+    "xonsh",
+    "rc",
+    "es",
 ];
 const INTERPRETERS: &[&str] = &[
     "python",
@@ -448,6 +465,61 @@ const RUNS_OTHER_CODE: &[&str] = &[
     "tcpdump",
     "enable",
     "trap",
+    "xterm",
+    "uxterm",
+    "gnome-terminal",
+    "konsole",
+    "xfce4-terminal",
+    "terminator",
+    "tilix",
+    "alacritty",
+    "kitty",
+    "urxvt",
+    "rxvt",
+    "st",
+    "wezterm",
+    "caffeinate",
+    "systemd-inhibit",
+    "dbus-launch",
+    "setarch",
+    "linux32",
+    "linux64",
+    "numactl",
+    "cgexec",
+    "prlimit",
+    "cpulimit",
+    "nsjail",
+    "sandbox-exec",
+    "launchctl",
+    "machinectl",
+    "busctl",
+];
+/// Shells whose syntax is not POSIX: a `-c` script is checked for danger with the POSIX
+/// grammar but is never Understood (fish's `and rm -rf /` is a plain word to bash).
+const FOREIGN_SHELLS: &[&str] = &["fish", "csh", "tcsh", "nu", "elvish", "xonsh", "rc", "es"];
+/// System administration that changes users, kernel modules, capabilities or security.
+const ADMIN: &[&str] = &[
+    "setcap",
+    "useradd",
+    "usermod",
+    "userdel",
+    "adduser",
+    "deluser",
+    "groupadd",
+    "groupmod",
+    "groupdel",
+    "gpasswd",
+    "chpasswd",
+    "passwd",
+    "visudo",
+    "vipw",
+    "vigr",
+    "insmod",
+    "rmmod",
+    "modprobe",
+    "setenforce",
+    "swapoff",
+    "pivot_root",
 ];
 /// Programs whose arguments cannot make them write, delete or run anything: safe as the
 /// command of `xargs` or `find -exec`, whatever file names arrive.
@@ -1163,6 +1235,8 @@ impl<'a> Analyzer<'a> {
             cwd: vec![base],
             last_cd: None,
             written: HashSet::new(),
+            links: Vec::new(),
+            link_depth: 0,
             unknown: None,
             danger: None,
             commands: 0,
@@ -1271,6 +1345,38 @@ impl<'a> Analyzer<'a> {
             .collect()
     }
 
+    /// `p` (resolved) goes through a link made earlier: what it really names.
+    fn through_link(&self, p: &str) -> Option<Option<String>> {
+        self.links.iter().find_map(|(l, t)| {
+            let rest = p.strip_prefix(l.as_str())?;
+            if !(rest.is_empty() || rest.starts_with('/')) {
+                return None;
+            }
+            Some(t.as_ref().map(|t| format!("{t}{rest}")))
+        })
+    }
+
+    /// Judge a path again as the target of a link; `false` when it is not one.
+    fn judge_link(&mut self, p: &str, via: &str, write: bool) -> bool {
+        let Some(real) = self.through_link(p) else { return false };
+        match real {
+            Some(real) if self.link_depth < 4 => {
+                self.link_depth += 1;
+                let e = Expanded::lit(&real);
+                if write {
+                    self.write_target(&e, via);
+                } else {
+                    self.delete_target(&e, via);
+                }
+                self.link_depth -= 1;
+            }
+            _ => self.unknown(format!(
+                "{via} goes through a link made earlier to a place the guard does not know"
+            )),
+        }
+        true
+    }
+
     /// Files that build tools, git or direnv run: writing one is writing code.
     fn writes_code(&mut self, path: &str, via: &str) {
         let comps: Vec<&str> = path.split('/').collect();
@@ -1294,6 +1400,7 @@ impl<'a> Analyzer<'a> {
         for p in self.resolve(&t.text) {
             match p {
                 Place::Abs(n) => {
+                    self.judge_link(&n, via, true);
                     if is_raw_device(&n) {
                         return self.dangerous(format!("{via} writes raw data to device {n}"));
                     }
@@ -1307,6 +1414,7 @@ impl<'a> Analyzer<'a> {
                     self.written.insert(n);
                 }
                 Place::Inside(r) => {
+                    self.judge_link(&r, via, true);
                     self.writes_code(&r, via);
                     let comps: Vec<&str> = r.split('/').collect();
                     if comps.contains(&".ssh") || comps.last().is_some_and(|l| RC_FILES.contains(l)) {
@@ -1342,11 +1450,14 @@ impl<'a> Analyzer<'a> {
         for p in self.resolve(&t.text) {
             match p {
                 Place::Abs(n) => {
+                    self.judge_link(&n, what, false);
                     if let Some(s) = deletion_target(&n, t.glob) {
                         return self.dangerous(format!("{what} of {s}"));
                     }
                 }
-                Place::Inside(_) => {}
+                Place::Inside(r) => {
+                    self.judge_link(&r, what, false);
+                }
                 Place::Escapes => {
                     self.unknown(format!(
                         "{what} of {}, above a working directory the guard does not know",
@@ -2323,8 +2434,32 @@ impl<'a> Analyzer<'a> {
             self.downloads += 1;
             return self.transfer(name, args);
         }
-        if SHELLS.contains(&name) {
+        let shell_version = SHELLS.iter().any(|s| {
+            name.strip_prefix(s)
+                .is_some_and(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '-'))
+        });
+        if SHELLS.contains(&name) || shell_version {
+            if FOREIGN_SHELLS.contains(&name) {
+                self.unknown(format!("{name} does not use POSIX shell syntax"));
+            }
             return self.shell(name, args, stdin, depth);
+        }
+        if ADMIN.contains(&name) {
+            return self.dangerous(format!(
+                "{name} changes users, kernel modules, capabilities or security settings"
+            ));
+        }
+        if matches!(name, "mount" | "umount" | "losetup") && args.iter().any(|a| !a.text.starts_with('-')) {
+            return self.unknown(format!("{name} changes what is mounted"));
+        }
+        if matches!(name, "sqlite3" | "psql" | "mysql" | "mariadb" | "duckdb") {
+            let runs = args.iter().any(|a| {
+                let t = a.text.to_ascii_lowercase();
+                t.contains(".shell") || t.contains(".system") || t.contains("\\!") || t.contains("system ") || a.dynamic
+            }) || matches!(stdin, Some(Stdin::File | Stdin::Dynamic { .. }));
+            if runs {
+                return self.unknown(format!("{name} may run shell commands (.shell, \\!, system)"));
+            }
         }
         if matches!(name, "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk") {
             return self.awk(name, args);
@@ -2530,6 +2665,9 @@ impl<'a> Analyzer<'a> {
                 }
                 let dest = option_value(args, "-t", "--target-directory");
                 self.dest(args, &ops, dest, name);
+                if name == "ln" && dest.is_none() && !ops.is_empty() && ops.len() <= 2 {
+                    self.record_link(ops[0], ops.get(1).copied());
+                }
             }
             "dd" => {
                 for a in args {
@@ -2740,6 +2878,11 @@ impl<'a> Analyzer<'a> {
                 if name == "updatedb" {
                     self.dangerous("full-disk scan (updatedb)");
                 }
+                if name == "chattr" {
+                    for t in args.iter().filter(|a| !a.text.starts_with(['+', '-', '='])) {
+                        self.delete_target(t, "attribute change");
+                    }
+                }
             }
             _ => {
                 if POWER.contains(&name) {
@@ -2789,6 +2932,30 @@ impl<'a> Analyzer<'a> {
         if let Some(last) = ops.last() {
             if ops.len() >= 2 {
                 self.write_target(last, via);
+            }
+        }
+    }
+
+    /// `ln TARGET [LINK]`: later paths through LINK are judged as paths through TARGET.
+    fn record_link(&mut self, target: &Expanded, link: Option<&Expanded>) {
+        let link_text = match link {
+            Some(l) => l.text.clone(),
+            None => basename(target.text.trim_end_matches('/')).to_string(),
+        };
+        let real = if target.dynamic {
+            None
+        } else {
+            match self.resolve(&target.text).as_slice() {
+                [Place::Abs(n)] | [Place::Inside(n)] => Some(n.clone()),
+                _ => None,
+            }
+        };
+        if link.is_some_and(|l| l.dynamic) {
+            return;
+        }
+        for p in self.resolve(&link_text) {
+            if let Place::Abs(n) | Place::Inside(n) = p {
+                self.links.push((n, real.clone()));
             }
         }
     }
@@ -3827,6 +3994,11 @@ mod tests {
                     "sort --compress-program=./x f",
                     "zip -TT 'sh -c id' a.zip f",
                     "apt-get -o APT::Update::Pre-Invoke::=id update",
+                    "xterm -e 'rm -rf /tmp/x'",
+                    "sqlite3 db '.shell id'",
+                    "psql -c '\\! id'",
+                    "mount /dev/sdb1 /mnt",
+                    "fish -c 'echo hi; and rm -rf /tmp/x'",
                 ],
             ),
             (
@@ -3866,6 +4038,7 @@ mod tests {
                     "echo 'all:; rm -rf /' > Makefile && make",
                     "echo id > .git/hooks/pre-commit",
                     "echo x >> .bashrc",
+                    "ln -s \"$T\" x; rm -rf x/",
                 ],
             ),
             (
@@ -3930,6 +4103,12 @@ mod tests {
                     "unlink /etc/passwd",
                     "rm /etc/shadow",
                     "sysctl -w kernel.x=1",
+                    "setcap cap_setuid+ep /tmp/x",
+                    "usermod -aG sudo bob",
+                    "chattr -i /etc/passwd",
+                    "ln -s / x; rm -rf x/",
+                    "ln -s /etc e && echo x > e/passwd",
+                    "bash5 -c 'rm -rf /'",
                 ],
             ),
             (
