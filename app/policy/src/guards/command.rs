@@ -392,9 +392,17 @@ const HARMLESS_DEV: &[&str] = &[
 
 /// Interpreter families also recognised with a version suffix (`python3.12`, `perl5.36`).
 const INTERPRETER_PREFIXES: &[&str] = &["python", "pypy", "perl", "ruby", "php", "node", "lua", "tclsh", "jruby"];
+/// Compilers and linkers: `-o FILE` writes a program that may be run next.
+const COMPILERS: &[&str] = &[
+    "gcc", "cc", "clang", "g++", "c++", "clang++", "tcc", "rustc", "ld", "as", "nasm", "zig", "go", "javac",
+];
 /// Programs that run code or command lines given as arguments, options, files or
 /// standard input, which the guard does not follow.
 const RUNS_OTHER_CODE: &[&str] = &[
+    "ts-node",
+    "tsx",
+    "ipython",
+    "jython",
     "rscript",
     "r",
     "julia",
@@ -585,6 +593,9 @@ const CODE_ENV: &[&str] = &[
     "GIT_TEMPLATE_DIR",
     "GIT_DIR",
     "CDPATH",
+    "BASH_CMDS",
+    "BASH_ALIASES",
+    "BASH_LOADABLES_PATH",
 ];
 const CODE_ENV_PREFIXES: &[&str] = &["LD_", "DYLD_", "GIT_CONFIG", "BASH_FUNC_", "CARGO_TARGET_"];
 /// Shell start-up and login files in a home directory: writing one runs code later.
@@ -2136,23 +2147,38 @@ impl<'a> Analyzer<'a> {
                 )),
                 "torsocks" => Some(self.wrapper_opts(&name, rest, &NONE, false)),
                 "busybox" | "toybox" => Some(0),
-                "time" => Some(self.wrapper_opts(
-                    &name,
-                    rest,
-                    &Opts {
-                        flags: "pvaq",
-                        args: "fo",
-                        long_flags: &["--portability", "--verbose", "--append", "--quiet"],
-                        long_args: &["--format", "--output"],
-                    },
-                    false,
-                )),
+                "time" => {
+                    if let Some(o) = option_value(rest, "-o", "--output") {
+                        let e = Expanded {
+                            text: option_text(o, "-o", "--output"),
+                            ..o.clone()
+                        };
+                        self.write_target(&e, "time -o");
+                    }
+                    Some(self.wrapper_opts(
+                        &name,
+                        rest,
+                        &Opts {
+                            flags: "pvaq",
+                            args: "fo",
+                            long_flags: &["--portability", "--verbose", "--append", "--quiet"],
+                            long_args: &["--format", "--output"],
+                        },
+                        false,
+                    ))
+                }
                 "command" => {
                     let (n, _) = parse_opts(rest, &NONE, false);
                     if rest[..n].iter().any(|a| a.text.contains(['v', 'V'])) {
                         return; // a lookup, runs nothing
                     }
                     Some(self.wrapper_opts(&name, rest, &Opts { flags: "p", ..NONE }, false))
+                }
+                "exec" if rest.is_empty() => {
+                    if stdin.is_some() {
+                        self.unknown("exec redirects the shell's own input: later commands may come from it");
+                    }
+                    return;
                 }
                 "exec" => Some(self.wrapper_opts(
                     &name,
@@ -2739,6 +2765,15 @@ impl<'a> Analyzer<'a> {
                 }
             }
             "tar" | "bsdtar" | "gtar" => self.tar(args),
+            _ if COMPILERS.contains(&name) => {
+                if let Some(o) = option_value(args, "-o", "") {
+                    let e = Expanded {
+                        text: option_text(o, "-o", ""),
+                        ..o.clone()
+                    };
+                    self.write_target(&e, name);
+                }
+            }
             "apt" | "apt-get" => {
                 if args.iter().any(|a| a.text == "-o" || a.text.starts_with("--option")) {
                     self.unknown("apt -o can run commands (Pre-Invoke hooks)");
@@ -3080,6 +3115,7 @@ impl<'a> Analyzer<'a> {
                 || t.starts_with("--exec")
                 || t.starts_with("--extcmd")
                 || t.starts_with("--open-files-in-pager")
+                || t.starts_with("--template")
                 || lower.starts_with("ext::")
                 || lower.starts_with("fd::")
                 || (matches!(sub, "clone" | "fetch" | "pull" | "ls-remote" | "archive") && t == "-u")
@@ -4024,6 +4060,7 @@ mod tests {
                     "BASH_ENV=./x bash -c ls",
                     "PAGER='sh -c id' git log",
                     "TAR_OPTIONS=--to-command=id tar xf a.tar",
+                    "BASH_CMDS[ls]=/bin/rm; ls -rf /tmp/x",
                 ],
             ),
             (
@@ -4039,6 +4076,9 @@ mod tests {
                     "echo id > .git/hooks/pre-commit",
                     "echo x >> .bashrc",
                     "ln -s \"$T\" x; rm -rf x/",
+                    "gcc x.c -o x && ./x",
+                    "exec < cmds.txt",
+                    "git clone --template=/tmp/t https://example.com/r",
                 ],
             ),
             (
@@ -4109,6 +4149,8 @@ mod tests {
                     "ln -s / x; rm -rf x/",
                     "ln -s /etc e && echo x > e/passwd",
                     "bash5 -c 'rm -rf /'",
+                    "gcc -o /usr/bin/x x.c",
+                    "/usr/bin/time -o /etc/passwd ls",
                 ],
             ),
             (
