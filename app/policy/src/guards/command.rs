@@ -1042,35 +1042,44 @@ fn operands<'e>(args: &'e [Expanded], with_arg: &[&str]) -> Vec<&'e Expanded> {
     out
 }
 
-/// The value of option `short`/`long` (`-m 4755`, `-m4755`, `--mode=4755`, `--mode 4755`).
-fn option_value<'e>(args: &'e [Expanded], short: &str, long: &str) -> Option<&'e Expanded> {
-    let mut found = None;
-    for (i, a) in args.iter().enumerate() {
+/// The value of option `short`/`long`: `-m 4755`, `-m4755`, `-Dm4755` (in a cluster of
+/// short options), `--mode=4755`, `--mode 4755`. The last one given wins.
+fn option_value(args: &[Expanded], short: &str, long: &str) -> Option<Expanded> {
+    let letter = short.strip_prefix('-').and_then(|l| l.chars().next());
+    let mut found: Option<Expanded> = None;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
         let t = a.text.as_str();
+        i += 1;
         if t == "--" {
             break;
         }
-        if t == short || t == long {
-            found = args.get(i + 1);
-        } else if !long.is_empty() && t.starts_with(&format!("{long}=")) {
-            return Some(a);
-        } else if !short.is_empty() && t.starts_with(short) && !t.starts_with("--") && t.len() > short.len() {
-            return Some(a);
+        let value = |v: &str| Expanded {
+            text: v.to_string(),
+            ..a.clone()
+        };
+        if !long.is_empty() && t == long {
+            found = args.get(i).cloned();
+            i += 1;
+        } else if let Some(v) = t
+            .strip_prefix(long)
+            .and_then(|r| r.strip_prefix('='))
+            .filter(|_| !long.is_empty())
+        {
+            found = Some(value(v));
+        } else if let (Some(c), false) = (letter, t.starts_with("--")) {
+            if let Some(pos) = t.strip_prefix('-').and_then(|r| r.find(c)) {
+                let rest = &t[1 + pos + c.len_utf8()..];
+                if rest.is_empty() {
+                    found = args.get(i).cloned();
+                    i += 1;
+                } else {
+                    found = Some(value(rest));
+                }
+            }
         }
     }
     found
-}
-
-/// The text of an option value as returned by [`option_value`], without the option.
-fn option_text(e: &Expanded, short: &str, long: &str) -> String {
-    let t = e.text.as_str();
-    if let Some(v) = t.strip_prefix(&format!("{long}=")) {
-        return v.to_string();
-    }
-    if !short.is_empty() && t.starts_with(short) && !t.starts_with("--") && t.len() > short.len() {
-        return t[short.len()..].to_string();
-    }
-    t.to_string()
 }
 
 /// Is this `sed` script free of commands that run programs (`e`, `s///e`) or write
@@ -2150,7 +2159,7 @@ impl<'a> Analyzer<'a> {
                 "time" => {
                     if let Some(o) = option_value(rest, "-o", "--output") {
                         let e = Expanded {
-                            text: option_text(o, "-o", "--output"),
+                            text: o.text.clone(),
                             ..o.clone()
                         };
                         self.write_target(&e, "time -o");
@@ -2381,13 +2390,13 @@ impl<'a> Analyzer<'a> {
             let chdir = if t == "-C" || t == "--chdir" {
                 n += 1;
                 rest.get(n).cloned()
-            } else if let Some(d) = t.strip_prefix("--chdir=").or_else(|| t.strip_prefix("-C")) {
-                Some(Expanded {
-                    text: d.to_string(),
-                    ..a.clone()
-                })
             } else {
-                None
+                t.strip_prefix("--chdir=")
+                    .or_else(|| t.strip_prefix("-C"))
+                    .map(|d| Expanded {
+                        text: d.to_string(),
+                        ..a.clone()
+                    })
             };
             if let Some(d) = chdir {
                 self.cwd = self.cd_places(Some(&d));
@@ -2546,7 +2555,7 @@ impl<'a> Analyzer<'a> {
             }
             "printf" => {
                 if let Some(v) = option_value(args, "-v", "") {
-                    let v = option_text(v, "-v", "");
+                    let v = v.text.clone();
                     self.poison(&v);
                 }
                 // A lone format with no `%` and no `\` prints itself.
@@ -2662,7 +2671,7 @@ impl<'a> Analyzer<'a> {
                 for s in sources {
                     self.delete_target(s, "moving away");
                 }
-                self.dest(args, &ops, dest, "mv");
+                self.dest(&ops, dest.as_ref(), "mv");
             }
             "cp" | "ln" | "install" => {
                 let with_arg: &[&str] = &[
@@ -2680,7 +2689,7 @@ impl<'a> Analyzer<'a> {
                 let ops = operands(args, with_arg);
                 if name == "install" {
                     if let Some(m) = option_value(args, "-m", "--mode") {
-                        self.mode(&option_text(m, "-m", "--mode"), m.dynamic, &[], "install -m");
+                        self.mode(&m.text.clone(), m.dynamic, &[], "install -m");
                     }
                     if args.iter().any(|a| a.text == "-d" || a.text == "--directory") {
                         for t in &ops {
@@ -2690,7 +2699,7 @@ impl<'a> Analyzer<'a> {
                     }
                 }
                 let dest = option_value(args, "-t", "--target-directory");
-                self.dest(args, &ops, dest, name);
+                self.dest(&ops, dest.as_ref(), name);
                 if name == "ln" && dest.is_none() && !ops.is_empty() && ops.len() <= 2 {
                     self.record_link(ops[0], ops.get(1).copied());
                 }
@@ -2723,7 +2732,7 @@ impl<'a> Analyzer<'a> {
             }
             "mkdir" => {
                 if let Some(m) = option_value(args, "-m", "--mode") {
-                    self.mode(&option_text(m, "-m", "--mode"), m.dynamic, &[], "mkdir -m");
+                    self.mode(&m.text.clone(), m.dynamic, &[], "mkdir -m");
                 }
                 for t in operands(args, &["-m", "--mode", "--context"]) {
                     self.write_target(t, name);
@@ -2733,7 +2742,7 @@ impl<'a> Analyzer<'a> {
             "sort" => {
                 if let Some(o) = option_value(args, "-o", "--output") {
                     let e = Expanded {
-                        text: option_text(o, "-o", "--output"),
+                        text: o.text.clone(),
                         ..o.clone()
                     };
                     self.write_target(&e, "sort -o");
@@ -2758,7 +2767,7 @@ impl<'a> Analyzer<'a> {
             "unzip" => {
                 if let Some(d) = option_value(args, "-d", "") {
                     let e = Expanded {
-                        text: option_text(d, "-d", ""),
+                        text: d.text.clone(),
                         ..d.clone()
                     };
                     self.write_target(&e, "unzip -d");
@@ -2766,12 +2775,19 @@ impl<'a> Analyzer<'a> {
             }
             "tar" | "bsdtar" | "gtar" => self.tar(args),
             _ if COMPILERS.contains(&name) => {
-                if let Some(o) = option_value(args, "-o", "") {
-                    let e = Expanded {
-                        text: option_text(o, "-o", ""),
-                        ..o.clone()
+                // Compilers take `-o FILE` or `-oFILE`, never in a cluster.
+                for (k, a) in args.iter().enumerate() {
+                    let out = match a.text.strip_prefix("-o") {
+                        Some("") => args.get(k + 1).cloned(),
+                        Some(f) => Some(Expanded {
+                            text: f.to_string(),
+                            ..a.clone()
+                        }),
+                        None => None,
                     };
-                    self.write_target(&e, name);
+                    if let Some(o) = out {
+                        self.write_target(&o, name);
+                    }
                 }
             }
             "apt" | "apt-get" => {
@@ -2952,17 +2968,19 @@ impl<'a> Analyzer<'a> {
     }
 
     /// The destination of `cp`/`mv`/`ln`/`install`: `-t DIR`, else the last operand.
-    fn dest(&mut self, _args: &[Expanded], ops: &[&Expanded], dest: Option<&Expanded>, via: &str) {
+    fn dest(&mut self, ops: &[&Expanded], dest: Option<&Expanded>, via: &str) {
         if let Some(d) = dest {
-            let e = Expanded {
-                text: option_text(d, "-t", "--target-directory"),
-                ..d.clone()
-            };
-            return self.write_target(&e, via);
+            return self.write_target(d, via);
         }
-        if ops.len() == 1 && via == "ln" {
-            // `ln -s TARGET` links into the working directory.
-            return self.write_target(&Expanded::lit("."), via);
+        if let [target] = ops {
+            if via == "ln" {
+                // `ln -s TARGET` makes a link of the same name in the working directory.
+                let e = Expanded {
+                    text: basename(target.text.trim_end_matches('/')).to_string(),
+                    ..(*target).clone()
+                };
+                return self.write_target(&e, via);
+            }
         }
         if let Some(last) = ops.last() {
             if ops.len() >= 2 {
@@ -3027,12 +3045,10 @@ impl<'a> Analyzer<'a> {
             }
         }
         let out = match name {
-            "curl" => option_value(args, "-o", "--output").map(|o| option_text(o, "-o", "--output")),
+            "curl" => option_value(args, "-o", "--output").map(|o| o.text.clone()),
             "wget" => option_value(args, "-O", "--output-document")
-                .map(|o| option_text(o, "-O", "--output-document"))
-                .or_else(|| {
-                    option_value(args, "-P", "--directory-prefix").map(|o| option_text(o, "-P", "--directory-prefix"))
-                }),
+                .map(|o| o.text.clone())
+                .or_else(|| option_value(args, "-P", "--directory-prefix").map(|o| o.text.clone())),
             "scp" | "rsync" => {
                 let ops = operands(args, &["-e", "-i", "-P", "-o", "-F", "-S", "-l", "-c", "-J", "--rsh"]);
                 ops.last()
@@ -3338,7 +3354,7 @@ impl<'a> Analyzer<'a> {
             match option_value(args, "-C", "--directory") {
                 Some(d) => {
                     let e = Expanded {
-                        text: option_text(d, "-C", "--directory"),
+                        text: d.text.clone(),
                         ..d.clone()
                     };
                     self.write_target(&e, "tar extraction")
@@ -4150,6 +4166,9 @@ mod tests {
                     "ln -s /etc e && echo x > e/passwd",
                     "bash5 -c 'rm -rf /'",
                     "gcc -o /usr/bin/x x.c",
+                    "install -Dm4755 x ./y",
+                    "curl -sSLo /etc/x https://example.com/x",
+                    "cp -rt /etc x",
                     "/usr/bin/time -o /etc/passwd ls",
                 ],
             ),
