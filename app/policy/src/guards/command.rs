@@ -735,9 +735,14 @@ fn place_of(path: &str) -> Place {
     }
 }
 
-/// `*`, `?` or a `[…]` bracket expression (a lone `[` is the test command).
+/// `*`, `?`, a `[…]` bracket expression (a lone `[` is the test command) or an extended
+/// glob (`@(…)`, `+(…)`, `!(…)`).
 fn has_glob(s: &str) -> bool {
-    s.contains(['*', '?']) || s.find('[').is_some_and(|i| s[i + 1..].contains(']'))
+    s.contains(['*', '?'])
+        || s.find('[').is_some_and(|i| s[i + 1..].contains(']'))
+        || s.contains("@(")
+        || s.contains("+(")
+        || s.contains("!(")
 }
 
 /// Home-relative components that run code or grant access when written.
@@ -1734,6 +1739,20 @@ impl<'a> Analyzer<'a> {
         out
     }
 
+    /// A here-document body: quotes are literal, only `$…`, `` `…` `` and `\` are special.
+    fn expand_heredoc(&mut self, body: &str, depth: usize) -> Expanded {
+        let mut out = Expanded::default();
+        match brush_parser::word::parse_heredoc(body, &self.opts) {
+            Ok(pieces) => self.pieces(&pieces, body, depth, &mut out, true),
+            Err(_) => {
+                self.unknown("a here-document cannot be parsed");
+                out.text = body.to_string();
+                out.dynamic = true;
+            }
+        }
+        out
+    }
+
     /// A command word: known values split on blanks, braces expanded.
     fn expand_words(&mut self, word: &str, depth: usize) -> Vec<Expanded> {
         let e = self.expand(word, depth);
@@ -1775,7 +1794,7 @@ impl<'a> Analyzer<'a> {
         for p in pieces {
             match &p.piece {
                 WordPiece::Text(s) => {
-                    if !quoted && s.contains(['*', '?', '[']) {
+                    if !quoted && (s.contains(['*', '?', '[']) || has_glob(s)) {
                         out.glob = true;
                     }
                     if !quoted && s.contains('{') && s.contains('}') {
@@ -1937,7 +1956,7 @@ impl<'a> Analyzer<'a> {
             }
             R::HereDocument(_, doc) => {
                 *stdin = Some(if doc.requires_expansion {
-                    let e = self.expand(&doc.doc.value, depth);
+                    let e = self.expand_heredoc(&doc.doc.value, depth);
                     if e.dynamic {
                         Stdin::Dynamic { downloads: e.downloads }
                     } else {
@@ -3365,28 +3384,38 @@ impl<'a> Analyzer<'a> {
     }
 
     fn shell(&mut self, name: &str, args: &[Expanded], stdin: Option<&Stdin>, depth: usize) {
+        // Options first; with `-c` the first operand is the script (`bash -c -x 'cmd'`,
+        // `sh -c -- 'cmd'`), otherwise it is a script file.
         let mut i = 0;
+        let mut inline = false;
         while let Some(a) = args.get(i) {
             let t = a.text.as_str();
-            if t == "--" {
+            if a.dynamic && t.starts_with(['-', '+', '$']) {
+                self.unknown(format!("{name} gets an option computed at run time"));
+            }
+            if t == "--" || t == "-" {
                 i += 1;
                 break;
             }
-            if t == "-c" || (t.starts_with('-') && !t.starts_with("--") && t[1..].contains('c')) {
-                return self.nested_script(args.get(i + 1), depth, &format!("{name} -c"));
-            }
-            if t == "--rcfile" || t == "--init-file" || t.starts_with("--rcfile=") {
-                self.unknown(format!("{name} {t} runs a start-up file"));
-            }
-            if t == "-o" || t == "+o" || t == "-O" || t == "+O" || t == "--rcfile" || t == "--init-file" {
-                i += 2;
+            if let Some(long) = t.strip_prefix("--") {
+                if long.starts_with("rcfile") || long.starts_with("init-file") {
+                    self.unknown(format!("{name} {t} runs a start-up file"));
+                }
+                i += if matches!(long, "rcfile" | "init-file") { 2 } else { 1 };
                 continue;
             }
-            if t.starts_with('-') || t.starts_with('+') {
-                i += 1;
+            if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
+                if t.starts_with('-') && t[1..].contains('c') {
+                    inline = true;
+                }
+                // `-o NAME` / `-O NAME`, also inside a cluster (`-eo pipefail`).
+                i += 1 + t[1..].chars().filter(|c| *c == 'o' || *c == 'O').count();
                 continue;
             }
             break;
+        }
+        if inline {
+            return self.nested_script(args.get(i), depth, &format!("{name} -c"));
         }
         if let Some(script) = args.get(i) {
             if script.downloads || self.downloads > 0 {
