@@ -392,6 +392,60 @@ const HARMLESS_DEV: &[&str] = &[
 
 /// Interpreter families also recognised with a version suffix (`python3.12`, `perl5.36`).
 const INTERPRETER_PREFIXES: &[&str] = &["python", "pypy", "perl", "ruby", "php", "node", "lua", "tclsh", "jruby"];
+/// `PROGRAM SUBCOMMAND COMMAND…`: development runners that run any command given to them.
+const RUNNERS: &[(&str, &str)] = &[
+    ("poetry", "run"),
+    ("pipenv", "run"),
+    ("uv", "run"),
+    ("pdm", "run"),
+    ("hatch", "run"),
+    ("rye", "run"),
+    ("bundle", "exec"),
+    ("conda", "run"),
+    ("mamba", "run"),
+    ("micromamba", "run"),
+    ("mise", "exec"),
+    ("mise", "x"),
+    ("asdf", "exec"),
+    ("rbenv", "exec"),
+    ("pyenv", "exec"),
+    ("nodenv", "exec"),
+    ("npm", "exec"),
+    ("pnpm", "exec"),
+    ("pnpm", "dlx"),
+    ("yarn", "exec"),
+    ("yarn", "dlx"),
+    ("pipx", "run"),
+    ("devbox", "run"),
+    ("nix", "run"),
+    ("nix", "develop"),
+    ("flatpak", "run"),
+    ("snap", "run"),
+    ("ip", "netns"),
+];
+/// `PROGRAM [OPTIONS] COMMAND…`: wrappers not followed exactly (options, downloaded
+/// packages); the wrapped command is still checked for danger.
+const LOOSE_WRAPPERS: &[&str] = &[
+    "npx",
+    "bunx",
+    "uvx",
+    "eatmydata",
+    "faketime",
+    "trickle",
+    "ccache",
+    "distcc",
+    "icecc",
+    "chpst",
+    "nocache",
+    "daemonize",
+    "dtach",
+    "abduco",
+    "winpty",
+    "start-stop-daemon",
+    "doppler",
+    "dotenv",
+    "op",
+];
 /// Compilers and linkers: `-o FILE` writes a program that may be run next.
 const COMPILERS: &[&str] = &[
     "gcc", "cc", "clang", "g++", "c++", "clang++", "tcc", "rustc", "ld", "as", "nasm", "zig", "go", "javac",
@@ -752,6 +806,7 @@ fn home_sensitive(rest: &[&str]) -> bool {
         [".ssh", ..] | [".gnupg", ..] => true,
         [f] => RC_FILES.contains(f) || has_glob(f),
         [".config", d, ..] => matches!(*d, "autostart" | "systemd" | "fish" | "git" | "environment.d"),
+        ["Library", d, ..] => matches!(*d, "LaunchAgents" | "LaunchDaemons"),
         _ => false,
     }
 }
@@ -2540,6 +2595,31 @@ impl<'a> Analyzer<'a> {
         if RUNS_OTHER_CODE.contains(&name) {
             return self.unknown(format!("{name} runs code or commands the guard cannot check"));
         }
+        let runner = args
+            .iter()
+            .position(|a| !a.text.starts_with('-'))
+            .filter(|&k| RUNNERS.iter().any(|(p, sub)| *p == name && args[k].text == *sub));
+        if runner.is_some() || LOOSE_WRAPPERS.contains(&name) {
+            self.unknown(format!("{name} runs a command the guard does not follow exactly"));
+            let from = runner.map_or(0, |k| k + 1);
+            let rest = &args[from..];
+            let (n, _) = parse_opts(
+                rest,
+                &Opts {
+                    flags: "",
+                    args: "",
+                    long_flags: &[],
+                    long_args: &[],
+                },
+                false,
+            );
+            let n = if name == "faketime" { n + 1 } else { n };
+            if n < rest.len() {
+                let rest = rest[n..].to_vec();
+                self.nested(|a| a.invoke(&rest, None, depth, false));
+            }
+            return;
+        }
         match name {
             "eval" => {
                 self.unknown("eval runs text as a command");
@@ -2776,6 +2856,14 @@ impl<'a> Analyzer<'a> {
                 }
             }
             "zip" => {
+                if args.iter().any(|a| has_short(a, 'm') || a.text == "--move") {
+                    for t in operands(args, &["-b", "-n", "-t", "-tt", "-x", "-i"])
+                        .into_iter()
+                        .skip(1)
+                    {
+                        self.delete_target(t, "zip -m");
+                    }
+                }
                 if args
                     .iter()
                     .any(|a| a.text == "-TT" || a.text.starts_with("--unzip-command"))
@@ -2793,6 +2881,79 @@ impl<'a> Analyzer<'a> {
                 }
             }
             "tar" | "bsdtar" | "gtar" => self.tar(args),
+            "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd" | "lz4" | "lzma"
+            | "compress" | "dos2unix" | "unix2dos" => {
+                // These replace their operands in place unless told to write elsewhere.
+                let elsewhere = args.iter().any(|a| {
+                    matches!(
+                        a.text.as_str(),
+                        "--stdout" | "--to-stdout" | "-l" | "--list" | "-t" | "--test"
+                    ) || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('c'))
+                        || a.text == "-n"
+                });
+                if !elsewhere {
+                    for t in operands(args, &["-S", "--suffix", "-o", "-T", "--threads"]) {
+                        self.write_target(t, name);
+                    }
+                }
+            }
+            "setfacl" | "chcon" | "chacl" => {
+                for t in operands(
+                    args,
+                    &[
+                        "-m", "-x", "-M", "-X", "--modify", "--remove", "--set", "-u", "-r", "-t", "-l",
+                    ],
+                ) {
+                    self.delete_target(t, "permission change");
+                }
+            }
+            "patch" => {
+                if let Some(o) = option_value(args, "-o", "--output") {
+                    self.write_target(&o, "patch -o");
+                } else if let Some(f) = operands(
+                    args,
+                    &["-p", "-i", "-d", "-D", "-F", "-o", "-r", "-z", "-B", "-V", "-Y"],
+                )
+                .first()
+                {
+                    self.write_target(f, "patch");
+                }
+            }
+            "iptables" | "ip6tables" | "nft" | "ufw" | "firewall-cmd" | "iptables-restore" | "pfctl" => {
+                const CHANGES: &[&str] = &[
+                    "-F",
+                    "-X",
+                    "-P",
+                    "-A",
+                    "-I",
+                    "-D",
+                    "-R",
+                    "-Z",
+                    "--flush",
+                    "--append",
+                    "--insert",
+                    "--delete",
+                    "--policy",
+                    "flush",
+                    "delete",
+                    "add",
+                    "insert",
+                    "replace",
+                    "disable",
+                    "reset",
+                    "deny",
+                    "allow",
+                    "--add-rule",
+                    "--remove-rule",
+                    "--panic-on",
+                    "--add-port",
+                    "--remove-port",
+                    "-f",
+                ];
+                if name == "iptables-restore" || args.iter().any(|a| CHANGES.contains(&a.text.as_str())) {
+                    self.dangerous(format!("{name} changes the firewall"));
+                }
+            }
             _ if COMPILERS.contains(&name) => {
                 // Compilers take `-o FILE` or `-oFILE`, never in a cluster.
                 for (k, a) in args.iter().enumerate() {
@@ -3076,6 +3237,40 @@ impl<'a> Analyzer<'a> {
             }
             _ => None,
         };
+        // `curl -O URL`, `wget URL`: the file is named after the URL, in the working
+        // directory (or `wget -P DIR`).
+        let remote_name = match name {
+            "curl" => args.iter().any(|a| {
+                a.text.starts_with("--remote-name")
+                    || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains(['O', 'J']))
+            }),
+            "wget" => option_value(args, "-O", "--output-document").is_none(),
+            _ => false,
+        };
+        if remote_name {
+            let dir = if name == "wget" {
+                option_value(args, "-P", "--directory-prefix").map(|d| d.text.clone())
+            } else {
+                option_value(args, "", "--output-dir").map(|d| d.text.clone())
+            };
+            for u in args.iter().filter(|a| a.text.contains("://")) {
+                let path = u.text.split(['?', '#']).next().unwrap_or("");
+                let file = path
+                    .rsplit('/')
+                    .next()
+                    .filter(|f| !f.is_empty())
+                    .unwrap_or("index.html");
+                let e = Expanded {
+                    text: match &dir {
+                        Some(d) => format!("{d}/{file}"),
+                        None => file.to_string(),
+                    },
+                    dynamic: u.dynamic,
+                    ..Expanded::default()
+                };
+                self.write_target(&e, name);
+            }
+        }
         if let Some(o) = out {
             let dynamic = args.iter().any(|a| a.dynamic && a.text.contains(&o));
             let e = Expanded {
@@ -3330,6 +3525,14 @@ impl<'a> Analyzer<'a> {
     }
 
     fn tar(&mut self, args: &[Expanded]) {
+        if args.iter().any(|a| a.text == "--remove-files") {
+            for t in operands(args, &["-f", "-C", "--file", "--directory", "-T", "-X"])
+                .into_iter()
+                .skip(1)
+            {
+                self.delete_target(t, "tar --remove-files");
+            }
+        }
         let mut extract = false;
         for (k, a) in args.iter().enumerate() {
             let t = a.text.as_str();
@@ -3498,14 +3701,35 @@ impl<'a> Analyzer<'a> {
             return self.unknown("chmod --reference copies a mode the guard cannot see");
         }
         let (flags, rest) = split_flags(args);
-        // `chmod -x f`, `chmod -w,u-s f`: a mode that only removes bits looks like an option.
-        if flags.iter().any(|f| mode_bits(&f.text).is_some()) {
-            return;
-        }
-        let Some((mode, targets)) = rest.split_first() else {
-            return;
+        let recursive = flags.iter().any(|f| has_short(f, 'R') || f.text == "--recursive");
+        // `chmod -x f`, `chmod -w+s f`: a mode that starts with `-` looks like an option.
+        let (mode, targets) = match flags.iter().find(|f| mode_bits(&f.text).is_some()) {
+            Some(m) => (*m, &rest[..]),
+            None => match rest.split_first() {
+                Some((m, t)) => (*m, t),
+                None => return,
+            },
         };
         self.mode(&mode.text, mode.dynamic, targets, "chmod");
+        // Any mode over a whole system tree (`chmod -R 000 /usr`, `chmod 0 /`) breaks it.
+        for t in targets {
+            if recursive {
+                self.delete_target(t, "recursive mode change");
+            } else if !t.dynamic {
+                for p in self.resolve(&t.text) {
+                    if let Place::Abs(n) = p {
+                        let e = Expanded {
+                            text: n,
+                            glob: t.glob,
+                            ..Expanded::default()
+                        };
+                        if let Some(s) = system_target(&e) {
+                            return self.dangerous(format!("mode change of {s}"));
+                        }
+                    }
+                }
+            }
+        }
     }
 
     fn find(&mut self, args: &[Expanded], depth: usize) {
@@ -4125,6 +4349,9 @@ mod tests {
                     "gcc x.c -o x && ./x",
                     "exec < cmds.txt",
                     "git clone --template=/tmp/t https://example.com/r",
+                    "poetry run pytest",
+                    "npx rimraf ./x",
+                    "uv run python x.py",
                 ],
             ),
             (
@@ -4205,6 +4432,20 @@ mod tests {
                     "echo 'rm -rf /' | sh -",
                     "bash <<EOF\nrm -rf '/'\nEOF",
                     "r\\\nm -rf /",
+                    "chmod -x+s ./x",
+                    "chmod -R 000 /usr",
+                    "chmod 0 /",
+                    "tar --remove-files -cf x.tar /etc",
+                    "zip -rm x.zip /etc",
+                    "gzip -r /etc",
+                    "setfacl -m u:me:rw /etc/shadow",
+                    "patch /etc/passwd < p",
+                    "iptables -F",
+                    "wget -P /usr/bin https://example.com/ls",
+                    "poetry run rm -rf /",
+                    "eatmydata rm -rf /",
+                    "faketime '2020-01-01' rm -rf /",
+                    "echo x > ~/Library/LaunchAgents/x.plist",
                     "/usr/bin/time -o /etc/passwd ls",
                 ],
             ),
@@ -4309,6 +4550,13 @@ mod tests {
             (Some("/"), "tar xf a.tar", K::D),
             (Some("/"), "chmod -R 777 .", K::D),
             (Some("/"), "echo x > etc/passwd", K::D),
+            (Some("/etc"), "curl -O https://example.com/passwd", K::D),
+            (Some("/etc"), "wget https://example.com/passwd", K::D),
+            (
+                Some("/srv/agent/workspace"),
+                "wget https://example.com/file.tar.gz",
+                K::Ok,
+            ),
             (Some("/etc"), "rm -rf *", K::D),
             (Some("/etc"), "cp x passwd", K::D),
             (Some("/usr/lib"), "rm -rf ../bin", K::D),
@@ -4388,6 +4636,11 @@ mod tests {
                 "docker ps",
                 "echo \"$(git rev-parse HEAD)\"",
                 "[ -f x ] && echo yes",
+                "chmod 644 /etc/motd",
+                "gzip big.log",
+                "gzip -c /etc/passwd > x.gz",
+                "iptables -L",
+                "curl -LO https://example.com/x.tgz",
                 "printf '%s\\n' a b",
             ],
         );
