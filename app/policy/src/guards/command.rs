@@ -909,7 +909,12 @@ fn deletion_target(n: &str, glob: bool) -> Option<String> {
         glob,
         ..Expanded::default()
     };
-    system_target(&e).or_else(|| protected(n).then(|| n.to_string()))
+    let comps: Vec<&str> = n.trim_start_matches('/').split('/').collect();
+    // A user's home directory (`/home/bob`, `/Users/bob`) or a glob over them.
+    let home = n.starts_with('/') && comps.len() == 2 && matches!(comps[0], "home" | "Users");
+    system_target(&e)
+        .or_else(|| protected(n).then(|| n.to_string()))
+        .or_else(|| home.then(|| format!("{n} (a home directory)")))
 }
 
 /// Expand `{a,b}` and `{1..3}` (bash order: outer braces first). `None`: too many words.
@@ -4552,6 +4557,9 @@ mod tests {
             (Some("/"), "echo x > etc/passwd", K::D),
             (Some("/etc"), "curl -O https://example.com/passwd", K::D),
             (Some("/etc"), "wget https://example.com/passwd", K::D),
+            (Some("/home/bob"), "rm -rf .", K::D),
+            (None, "rm -rf /home/bob", K::D),
+            (None, "rm -rf /home/bob/project/build", K::Ok),
             (
                 Some("/srv/agent/workspace"),
                 "wget https://example.com/file.tar.gz",
