@@ -1591,7 +1591,8 @@ impl<'a> Analyzer<'a> {
             let run = |a: &mut Self| {
                 a.last_cd = None;
                 a.pipeline(&and_or.first, depth);
-                let first_cd = a.last_cd.take();
+                let single = and_or.first.seq.len() == 1 && !and_or.first.bang;
+                let first_cd = a.last_cd.take().filter(|_| single);
                 if and_or.additional.is_empty() {
                     return;
                 }
@@ -2039,6 +2040,8 @@ impl<'a> Analyzer<'a> {
 
     fn simple(&mut self, s: &ast::SimpleCommand, depth: usize) {
         use ast::CommandPrefixOrSuffixItem as I;
+        // Only a `cd` that is the last command run decides where `&&` continues.
+        self.last_cd = None;
         let mut words: Vec<Expanded> = Vec::new();
         let mut stdin: Option<Stdin> = None;
         let mut assignments: Vec<(String, Expanded)> = Vec::new();
@@ -4586,6 +4589,9 @@ mod tests {
             (None, "while false; do cd /; done; rm -rf usr", K::D),
             (None, "env -C /etc rm -rf ssh", K::D),
             (None, "cd /tmp && rm -rf x", K::Ok),
+            (Some("/"), "{ cd /nonexistent; true; } && rm -rf etc", K::D),
+            (Some("/"), "cd /tmp | cat && rm -rf etc", K::D),
+            (Some("/"), "! cd /tmp && rm -rf etc", K::D),
             (None, "rm -rf etc", K::Ok),
             (None, "rm -rf ../../..", K::U),
             (None, "cd \"$D\" && rm -rf x", K::U),
