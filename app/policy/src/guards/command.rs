@@ -583,8 +583,9 @@ const ADMIN: &[&str] = &[
     "swapoff",
     "pivot_root",
 ];
-/// Programs whose arguments cannot make them write, delete or run anything: safe as the
-/// command of `xargs` or `find -exec`, whatever file names arrive.
+/// Programs whose arguments cannot make them write, delete, scan the disk or run anything:
+/// safe as the command of `xargs` or `find -exec`, whatever arrives on input (`grep` and
+/// `ls` are not: input can hand them `-r /`).
 const READ_ONLY: &[&str] = &[
     "echo",
     "printf",
@@ -592,12 +593,7 @@ const READ_ONLY: &[&str] = &[
     "cat",
     "head",
     "tail",
-    "grep",
-    "egrep",
-    "fgrep",
-    "ls",
     "stat",
-    "file",
     "basename",
     "dirname",
     "md5sum",
@@ -730,10 +726,6 @@ const GIT_SAFE_KEYS: &[&str] = &[
     "diff.renames",
     "diff.algorithm",
     "status.",
-    "core.quotepath",
-    "core.autocrlf",
-    "core.filemode",
-    "core.ignorecase",
 ];
 
 fn is_code_env(name: &str) -> bool {
@@ -4247,6 +4239,9 @@ mod tests {
                     "find . -exec rm {} \\;",
                     "find . -name '*.o' -execdir rm {} +",
                     "find . -ok chmod 777 {} \\;",
+                    "find . -type f | xargs grep -n TODO",
+                    "echo / | xargs ls -R",
+                    "git -c core.autocrlf=false status",
                     "find . -delete",
                 ],
             ),
@@ -4630,8 +4625,8 @@ mod tests {
                 "sed -n '1,5p' file",
                 "sed -i 's/foo/bar/g' src/main.rs",
                 "sed -i.bak -e 's/a/b/' file.txt",
-                "find . -name x -execdir ls {} +",
-                "find . -type f | xargs grep -n TODO",
+                "find . -name '*.rs' -exec wc -l {} +",
+                "find . -type f -print0 | xargs -0 sha256sum",
                 "cd /tmp && rm -rf x",
                 "cd src && ls",
                 "X=/tmp/x; rm -rf \"$X\"",
