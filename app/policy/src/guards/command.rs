@@ -24,7 +24,7 @@
 //!   programs (`PATH`, `LD_PRELOAD`, `GIT_SSH_COMMAND`, `PAGER`, `BASH_ENV`, …);
 //! - command names that are computed: brace expansion (`{r,m}`), globs (`/???/rm`),
 //!   variables, shell functions and aliases (they shadow real programs), files written
-//!   earlier in the same command;
+//!   earlier in the same command (scripts, compiler output, `Makefile`, `.git/hooks`);
 //! - text that becomes code: `eval`, `source`/`.`, `trap`, shells reading a script file,
 //!   a redirect or a pipe whose text is not a plain literal (`base64 -d | sh`,
 //!   `printf '\x72m' | sh`, `sh <<< "$(…)"`), inline interpreters (`python -c`,
@@ -33,10 +33,18 @@
 //!   followed exactly: `xargs`/`find -exec` (unless the command is a read-only one),
 //!   `find -delete`, `watch`, `flock`, `parallel`, `env -S`, `ssh` (remote commands,
 //!   `ProxyCommand`), `git -c core.*`/`alias.*`/`--upload-pack`/`submodule foreach`,
-//!   `tar --to-command`, `rsync -e`, container and debugger runners;
+//!   `tar --to-command`, `rsync -e`, `poetry run`/`npx`-style runners, container and
+//!   debugger runners, terminal emulators, non-POSIX shells (`fish -c`);
 //! - writes and recursive deletions whose target is computed, or is relative to a
 //!   working directory the guard does not know (`cd "$D"`, `rm -rf ../../..` with no
-//!   known cwd), and wrapper options the guard does not model.
+//!   known cwd) or goes through a link made earlier to an unknown place, and wrapper
+//!   options the guard does not model.
+//!
+//! Dangerous writes are judged as a class: any command or redirection that creates,
+//! overwrites, modifies in place, moves away or re-permissions a system path (`/etc`,
+//! `/usr`, `/bin`, `/lib*`, `/boot`, `/root`, `/sys`, `/proc`, raw `/dev` devices,
+//! `/var/lib`, `/var/spool`, `~/.ssh`, shell start-up files), after resolving `..`,
+//! the working directory and links made earlier; setuid/setgid bits in any spelling.
 
 use crate::config::{CommandGuardConfig, OnUnknown};
 use brush_parser::ast;
