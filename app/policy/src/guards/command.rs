@@ -138,6 +138,10 @@ struct Facts {
     functions: HashSet<String>,
     /// `IFS` is assigned somewhere: word splitting of known values is not modelled.
     ifs: bool,
+    /// Variables assigned numbers somewhere (arithmetic, `$((…))`, `for i in 1 2 3`).
+    numeric: HashSet<String>,
+    /// Variables assigned something else somewhere (`read`, command output, text).
+    non_numeric: HashSet<String>,
 }
 
 /// Standard input of a simple command, for shells that read their script from it.
@@ -752,10 +756,30 @@ fn is_identifier(s: &str) -> bool {
 
 /// Identifiers in an arithmetic expression (any of them may be assigned).
 fn identifiers(expr: &str) -> Vec<String> {
-    expr.split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
-        .filter(|w| is_identifier(w))
-        .map(str::to_string)
-        .collect()
+    let mut out = Vec::new();
+    let mut start = None;
+    let b = expr.as_bytes();
+    for i in 0..=b.len() {
+        let word = i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric());
+        match (word, start) {
+            (true, None) => start = Some(i),
+            (false, Some(st)) => {
+                let w = &expr[st..i];
+                // `16#ff`: digits in a base, not a name
+                if is_identifier(w) && !(st > 0 && b[st - 1] == b'#') {
+                    out.push(w.to_string());
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn is_integer(s: &str) -> bool {
+    let t = s.strip_prefix('-').unwrap_or(s);
+    !t.is_empty() && t.chars().all(|c| c.is_ascii_digit())
 }
 
 /// Lexical normalisation of a path that is absolute (`/…`), home-relative (`~…`) or
@@ -1351,9 +1375,42 @@ impl<'a> Analyzer<'a> {
     fn poison(&mut self, n: &str) {
         self.vars.remove(n);
         self.facts.poisoned.insert(n.to_string());
+        self.facts.non_numeric.insert(n.to_string());
         if n == "IFS" {
             self.facts.ifs = true;
         }
+    }
+
+    /// Variable `n` may be assigned a number the guard does not follow.
+    fn poison_numeric(&mut self, n: &str) {
+        self.vars.remove(n);
+        self.facts.poisoned.insert(n.to_string());
+        self.facts.numeric.insert(n.to_string());
+    }
+
+    /// Does `n` only ever hold a number (so arithmetic on it, or splitting it, is safe)?
+    fn numeric_safe(&self, n: &str) -> bool {
+        const SPECIAL: &[&str] = &[
+            "RANDOM",
+            "SRANDOM",
+            "SECONDS",
+            "EPOCHSECONDS",
+            "LINENO",
+            "BASHPID",
+            "PPID",
+            "UID",
+            "EUID",
+            "SHLVL",
+            "COLUMNS",
+            "LINES",
+            "OPTIND",
+        ];
+        if self.facts.all_poisoned {
+            return false;
+        }
+        SPECIAL.contains(&n)
+            || self.known(n).is_some_and(|v| is_integer(v))
+            || (self.facts.numeric.contains(n) && !self.facts.non_numeric.contains(n) && !self.vars.contains_key(n))
     }
 
     /// Record an assignment `n=value` made by the shell itself.
@@ -1367,7 +1424,12 @@ impl<'a> Analyzer<'a> {
         }
         let straight = self.ctx == 0 && depth == 0;
         if !straight || e.dynamic || self.facts.poisoned.contains(n) || self.facts.all_poisoned {
-            self.poison(n);
+            // Dynamic parts that are numbers expand to `0` (see `pieces`).
+            if is_integer(&e.text) {
+                self.poison_numeric(n);
+            } else {
+                self.poison(n);
+            }
         } else {
             self.vars.insert(n.to_string(), e.text.clone());
         }
@@ -1710,15 +1772,37 @@ impl<'a> Analyzer<'a> {
                     if arith && (w.value.contains("$(") || w.value.contains('`')) {
                         self.unknown("an arithmetic comparison with a command substitution");
                     }
-                    self.expand(&w.value, depth);
+                    let e = self.expand(&w.value, depth);
+                    if arith && !is_integer(&e.text) {
+                        if e.dynamic {
+                            self.unknown("an arithmetic comparison of a value the guard does not know");
+                        } else {
+                            self.arithmetic(&e.text, depth);
+                        }
+                    }
                 }
             }
         }
     }
 
+    /// An arithmetic expression: the values of the variables it names are evaluated as
+    /// expressions too, and `a[$(…)]` inside such a value runs a command.
     fn arithmetic(&mut self, expr: &str, depth: usize) {
+        if expr.contains("$(") || expr.contains('`') {
+            self.unknown("arithmetic evaluates the output of a command (it can hold `a[$(…)]`)");
+        }
         for n in identifiers(expr) {
-            self.poison(&n);
+            if !self.numeric_safe(&n) {
+                self.unknown(format!(
+                    "arithmetic evaluates ${n}, whose value is not a number the guard knows (it can hold `a[$(…)]`)"
+                ));
+            }
+        }
+        for n in identifiers(expr) {
+            // Any of them may be assigned (`i++`, `x = y`); only numbers come out.
+            if !self.known(&n).is_some_and(|v| is_integer(v)) {
+                self.poison_numeric(&n);
+            }
         }
         // Command substitutions inside run like anywhere else.
         if expr.contains('$') || expr.contains('`') {
@@ -1742,10 +1826,17 @@ impl<'a> Analyzer<'a> {
             C::BraceGroup(b) => self.nested(|a| a.compound_list(&b.list, depth)),
             C::Subshell(s) => self.subshell(|a| a.compound_list(&s.list, depth)),
             C::ForClause(f) => {
+                let mut numbers = f.values.is_some();
                 for w in f.values.iter().flatten() {
-                    self.expand(&w.value, depth);
+                    for e in self.expand_words(&w.value, depth) {
+                        numbers &= is_integer(&e.text);
+                    }
                 }
-                self.poison(&f.variable_name);
+                if numbers {
+                    self.poison_numeric(&f.variable_name);
+                } else {
+                    self.poison(&f.variable_name);
+                }
                 self.loop_body(&|a: &mut Self| a.compound_list(&f.body.list, depth));
             }
             C::ArithmeticForClause(f) => {
@@ -1889,6 +1980,10 @@ impl<'a> Analyzer<'a> {
                             out.text.push_str(&v);
                         } else if n == "HOME" && !self.facts.poisoned.contains("HOME") && !self.facts.all_poisoned {
                             out.text.push('~');
+                        } else if self.numeric_safe(n) {
+                            // Only ever a number: no word splitting or globbing to fear.
+                            out.dynamic = true;
+                            out.text.push('0');
                         } else {
                             out.dynamic = true;
                             out.split |= !quoted;
@@ -1907,12 +2002,30 @@ impl<'a> Analyzer<'a> {
                         out.dynamic = true;
                         out.text.push('0');
                     }
+                    ParameterExpr::Parameter {
+                        parameter: Parameter::NamedWithIndex { index, .. },
+                        ..
+                    } => {
+                        // An indexed array's subscript is arithmetic.
+                        let index = index.clone();
+                        self.arithmetic(&index, depth);
+                        out.dynamic = true;
+                        out.split |= !quoted;
+                        out.text.push('$');
+                    }
                     ParameterExpr::Parameter { .. } | ParameterExpr::ParameterLength { .. } => {
                         out.dynamic = true;
                         out.split |= !quoted && !matches!(pe, ParameterExpr::ParameterLength { .. });
                         out.text.push('$');
                     }
                     other => {
+                        if let ParameterExpr::Transform {
+                            op: brush_parser::word::ParameterTransformOp::PromptExpand,
+                            ..
+                        } = other
+                        {
+                            self.unknown("${…@P} runs command substitutions held in the value");
+                        }
                         if let ParameterExpr::AssignDefaultValues {
                             parameter: Parameter::Named(n) | Parameter::NamedWithIndex { name: n, .. },
                             ..
@@ -2055,7 +2168,11 @@ impl<'a> Analyzer<'a> {
                 }
                 I::AssignmentWord(asg, w) => {
                     let name = match &asg.name {
-                        ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+                        ast::AssignmentName::VariableName(n) => n.clone(),
+                        ast::AssignmentName::ArrayElementName(n, index) => {
+                            a.arithmetic(index, depth);
+                            n.clone()
+                        }
                     };
                     let mut value = match &asg.value {
                         ast::AssignmentValue::Scalar(v) => a.expand(&v.value, depth),
@@ -2700,6 +2817,12 @@ impl<'a> Analyzer<'a> {
                 }
             }
             "export" | "declare" | "typeset" | "local" | "readonly" => {
+                if args
+                    .iter()
+                    .any(|a| a.text.starts_with(['-', '+']) && a.text.contains('i'))
+                {
+                    self.unknown(format!("{name} -i evaluates assigned values as arithmetic"));
+                }
                 let odd_option = name == "local"
                     || args.iter().any(|a| {
                         (a.text.starts_with('-') || a.text.starts_with('+'))
