@@ -4503,6 +4503,20 @@ mod tests {
                 "modes the guard cannot see",
                 &["chmod --reference=/bin/su x", "chmod \"$M\" x"],
             ),
+            (
+                "arithmetic on values that are not known numbers (`a[$(…)]` runs)",
+                &[
+                    "X='a[$(rm -rf /tmp/x)]'; echo $((X))",
+                    "x=$(cat f); echo $((x + 1))",
+                    "read n; echo $((n*2))",
+                    "x=$(cat f); [[ $x -eq 1 ]]",
+                    "echo \"${a[$(id)]}\"",
+                    "a[$(id)]=1",
+                    "declare -i x=5",
+                    "echo $(( $(wc -l < f) + 1 ))",
+                    "X='$(rm -rf /)'; echo \"${X@P}\"",
+                ],
+            ),
         ];
         for (class, cmds) in table {
             check_table(class, None, K::U, cmds);
@@ -4777,6 +4791,10 @@ mod tests {
                 "echo \"$(git rev-parse HEAD)\"",
                 "[ -f x ] && echo yes",
                 "chmod 644 /etc/motd",
+                "for ((i=0; i<3; i++)); do echo $i; done",
+                "for i in {1..5}; do echo $((i*2)); done",
+                "n=0; while [ $n -lt 3 ]; do n=$((n+1)); done",
+                "echo $((16#ff + RANDOM % 10))",
                 "gzip big.log",
                 "gzip -c /etc/passwd > x.gz",
                 "iptables -L",
