@@ -20,8 +20,9 @@
 //! - values only known at run time: unquoted `$X`/`$@`/`$1`/`$(…)` words (word
 //!   splitting and globbing make any number of words), variables assigned conditionally,
 //!   in loops, functions, subshells, by `read`/`declare`/arithmetic or as a command
-//!   prefix, `IFS` changes, and environment variables that make programs run other
-//!   programs (`PATH`, `LD_PRELOAD`, `GIT_SSH_COMMAND`, `PAGER`, `BASH_ENV`, …);
+//!   prefix, `IFS` changes, arithmetic on values that are not known numbers (bash runs
+//!   `a[$(…)]` found in them), `${X@P}`, and environment variables that make programs
+//!   run other programs (`PATH`, `LD_PRELOAD`, `GIT_SSH_COMMAND`, `PAGER`, `BASH_ENV`, …);
 //! - command names that are computed: brace expansion (`{r,m}`), globs (`/???/rm`),
 //!   variables, shell functions and aliases (they shadow real programs), files written
 //!   earlier in the same command (scripts, compiler output, `Makefile`, `.git/hooks`);
