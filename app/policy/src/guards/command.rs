@@ -852,8 +852,8 @@ fn protected(n: &str) -> bool {
         return true; // `/e?c/…` may be `/etc/…`
     }
     match first {
-        "etc" | "bin" | "sbin" | "usr" | "boot" | "root" | "sys" | "lib" | "lib32" | "lib64" | "libx32" | "System"
-        | "Library" | "private" => true,
+        "etc" | "bin" | "sbin" | "usr" | "boot" | "root" | "sys" | "System" | "Library" | "private" => true,
+        l if l.starts_with("lib") => true, // /lib, /lib32, /lib64, /libx32, /libexec
         "dev" => is_raw_device(n),
         "proc" => !n.starts_with("/proc/self/fd/"),
         "var" => matches!(comps.get(1), Some(&("lib" | "spool" | "log" | "db" | "root" | "mail"))),
@@ -3051,6 +3051,34 @@ impl<'a> Analyzer<'a> {
                     self.write_target(f, "patch");
                 }
             }
+            "hdparm" | "nvme" | "sg_format" | "sg_sanitize" | "mdadm" | "lvremove" | "vgremove" | "pvremove"
+            | "zfs" | "btrfs" | "dmsetup" | "sfill" | "scrub" => {
+                const ERASE: &[&str] = &[
+                    "--security-erase",
+                    "--security-erase-enhanced",
+                    "--trim-sector-ranges",
+                    "--write-sector",
+                    "--make-bad-sector",
+                    "format",
+                    "sanitize",
+                    "--zero-superblock",
+                    "destroy",
+                    "remove",
+                    "wipe_table",
+                    "--create",
+                ];
+                let erases = matches!(
+                    name,
+                    "sg_format" | "sg_sanitize" | "lvremove" | "vgremove" | "pvremove" | "sfill" | "scrub"
+                ) || args.iter().any(|a| {
+                    ERASE
+                        .iter()
+                        .any(|e| a.text == *e || a.text.starts_with(&format!("{e}=")))
+                });
+                if erases {
+                    self.dangerous(format!("{name} erases or destroys disks, volumes or file systems"));
+                }
+            }
             "iptables" | "ip6tables" | "nft" | "ufw" | "firewall-cmd" | "iptables-restore" | "pfctl" => {
                 const CHANGES: &[&str] = &[
                     "-F",
@@ -4590,6 +4618,11 @@ mod tests {
                     "setfacl -m u:me:rw /etc/shadow",
                     "patch /etc/passwd < p",
                     "iptables -F",
+                    "hdparm --security-erase p /dev/sda",
+                    "nvme format /dev/nvme0n1",
+                    "zfs destroy -r tank",
+                    "lvremove -f vg/lv",
+                    "echo x > /libexec/x",
                     "wget -P /usr/bin https://example.com/ls",
                     "poetry run rm -rf /",
                     "eatmydata rm -rf /",
