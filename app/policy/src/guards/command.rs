@@ -861,6 +861,24 @@ fn protected(n: &str) -> bool {
         _ => false,
     }
 }
+/// GNU tools installed with a prefix (`grm`, `gcp` on macOS; `uu-rm` from uutils) are
+/// the same tools.
+fn canonical_name(n: String) -> String {
+    const TOOLS: &[&str] = &[
+        "rm", "cp", "mv", "ln", "dd", "tee", "touch", "truncate", "install", "chmod", "chown", "chgrp", "shred",
+        "timeout", "env", "nice", "stdbuf", "nohup", "mkdir", "xargs", "find", "sed", "tar", "awk", "sort", "split",
+        "rmdir", "unlink", "chroot", "kill", "du", "ls", "setsid", "time",
+    ];
+    for p in ["g", "uu-", "uu_", "gnu"] {
+        if let Some(r) = n.strip_prefix(p) {
+            if TOOLS.contains(&r) {
+                return r.to_string();
+            }
+        }
+    }
+    n
+}
+
 fn basename(s: &str) -> &str {
     s.rsplit('/').next().unwrap_or(s)
 }
@@ -2313,7 +2331,7 @@ impl<'a> Analyzer<'a> {
             if w.glob && has_glob(&w.text) {
                 self.unknown("the command name is a glob pattern");
             }
-            let name = basename(&w.text).to_ascii_lowercase();
+            let name = canonical_name(basename(&w.text).to_ascii_lowercase());
             let rest = &words[i + 1..];
             if self.functions.iter().any(|f| f.eq_ignore_ascii_case(&name)) {
                 return self.dangerous(format!("function {name} calls itself: fork bomb pattern"));
@@ -2355,7 +2373,7 @@ impl<'a> Analyzer<'a> {
                     false,
                 )),
                 "torsocks" => Some(self.wrapper_opts(&name, rest, &NONE, false)),
-                "busybox" | "toybox" => Some(0),
+                "busybox" | "toybox" | "coreutils" => Some(0),
                 "time" => {
                     if let Some(o) = option_value(rest, "-o", "--output") {
                         let e = Expanded {
@@ -4620,6 +4638,10 @@ mod tests {
                     "iptables -F",
                     "hdparm --security-erase p /dev/sda",
                     "nvme format /dev/nvme0n1",
+                    "grm -rf /",
+                    "/opt/homebrew/bin/gcp x /etc/passwd",
+                    "uu-rm -rf /",
+                    "coreutils rm -rf /",
                     "zfs destroy -r tank",
                     "lvremove -f vg/lv",
                     "echo x > /libexec/x",
