@@ -545,6 +545,25 @@ arguments = { type = "object", properties = { text = { type = "string" } } }
     }
 
     #[test]
+    fn command_guard_cwd_must_name_an_argument() {
+        let src = r#"
+[policy]
+name = "t"
+
+[command_guards.sh]
+
+[tools.run]
+arguments = { type = "object", properties = { command = { type = "string" } } }
+command_guards = [{ guard = "sh", args = ["command"], cwd = "dir" }]
+"#;
+        let e = errors(src);
+        assert!(
+            e.iter().any(|e| e.location == "tools.run.command_guards[0].cwd"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
     fn semantic_errors_are_all_reported_with_key_paths() {
         let src = r#"
 [policy]
