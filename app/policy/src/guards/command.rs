@@ -308,7 +308,20 @@ const DOWNLOADERS: &[&str] = &[
     "smbclient",
     "gsutil",
 ];
-const PRIVILEGE: &[&str] = &["sudo", "doas", "pkexec", "su", "run0", "sudoedit", "ksu", "calife"];
+const PRIVILEGE: &[&str] = &[
+    "sudo",
+    "doas",
+    "pkexec",
+    "su",
+    "run0",
+    "sudoedit",
+    "ksu",
+    "calife",
+    "sudo-rs",
+    "su-rs",
+    "please",
+    "pleaseedit",
+];
 const POWER: &[&str] = &["shutdown", "reboot", "halt", "poweroff", "kexec", "systemd-reboot"];
 const DISK_FORMAT: &[&str] = &[
     "mke2fs",
@@ -540,6 +553,7 @@ const RUNS_OTHER_CODE: &[&str] = &[
     "tcpdump",
     "enable",
     "trap",
+    "fc",
     "xterm",
     "uxterm",
     "gnome-terminal",
@@ -2820,7 +2834,17 @@ impl<'a> Analyzer<'a> {
                     }
                 }
             }
+            "compgen" | "complete" | "bind"
+                if args
+                    .iter()
+                    .any(|a| a.text.starts_with(['-']) && a.text.contains(['C', 'F', 'x'])) =>
+            {
+                self.unknown(format!("{name} runs a command or function given to it"));
+            }
             "read" | "mapfile" | "readarray" | "getopts" => {
+                if name != "read" && name != "getopts" && args.iter().any(|a| a.text.starts_with("-C")) {
+                    self.unknown(format!("{name} -C runs a callback command"));
+                }
                 for n in ["REPLY", "MAPFILE", "OPTARG", "OPTIND"] {
                     self.poison(n);
                 }
@@ -4562,6 +4586,9 @@ mod tests {
                     "declare -i x=5",
                     "echo $(( $(wc -l < f) + 1 ))",
                     "X='$(rm -rf /)'; echo \"${X@P}\"",
+                    "mapfile -C 'rm -rf /tmp/x' -c 1 < f",
+                    "compgen -C 'id' x",
+                    "fc -s ls",
                 ],
             ),
         ];
@@ -4642,6 +4669,7 @@ mod tests {
                     "/opt/homebrew/bin/gcp x /etc/passwd",
                     "uu-rm -rf /",
                     "coreutils rm -rf /",
+                    "sudo-rs ls",
                     "zfs destroy -r tank",
                     "lvremove -f vg/lv",
                     "echo x > /libexec/x",
