@@ -178,6 +178,8 @@ struct Expanded {
     split: bool,
     /// Came out of a brace expansion (`{a,b}`).
     brace: bool,
+    /// An unquoted `{` was seen (its `}` may come in a later piece: `{rm,"-rf",/}`).
+    brace_open: bool,
     /// An unquoted known value contains blanks: split into several words.
     split_known: bool,
 }
@@ -1982,8 +1984,13 @@ impl<'a> Analyzer<'a> {
                     if !quoted && (s.contains(['*', '?', '[']) || has_glob(s)) {
                         out.glob = true;
                     }
-                    if !quoted && s.contains('{') && s.contains('}') {
-                        out.brace = true;
+                    if !quoted {
+                        if let Some(i) = s.find('{') {
+                            out.brace_open = true;
+                            out.brace |= s[i..].contains('}');
+                        } else if out.brace_open && s.contains('}') {
+                            out.brace = true;
+                        }
                     }
                     out.text.push_str(s);
                 }
@@ -4670,6 +4677,8 @@ mod tests {
                     "uu-rm -rf /",
                     "coreutils rm -rf /",
                     "sudo-rs ls",
+                    "{rm,\"-rf\",/}",
+                    "{\"rm\",-rf,/tmp/x,/}",
                     "zfs destroy -r tank",
                     "lvremove -f vg/lv",
                     "echo x > /libexec/x",
