@@ -3179,6 +3179,40 @@ impl<'a> Analyzer<'a> {
                     }
                 }
             }
+            "make" | "gmake" | "ninja" => {
+                if args
+                    .iter()
+                    .any(|a| a.text == "install" || a.text.starts_with("install-"))
+                {
+                    self.unknown(format!("{name} install writes outside the working directory"));
+                }
+            }
+            "npm" | "pnpm" | "yarn" | "bun" => {
+                if args
+                    .iter()
+                    .any(|a| a.text == "-g" || a.text == "--global" || a.text == "global")
+                {
+                    self.unknown(format!("{name} installs globally, outside the working directory"));
+                }
+            }
+            "pip" | "pip3" | "uv" | "cargo" => {
+                if args
+                    .iter()
+                    .any(|a| a.text == "--break-system-packages" || a.text == "--system")
+                {
+                    self.unknown(format!("{name} installs into the system"));
+                }
+                let dirs: &[(&str, &str)] = if name == "cargo" {
+                    &[("", "--root")]
+                } else {
+                    &[("-t", "--target"), ("", "--prefix"), ("", "--root")]
+                };
+                for (short, long) in dirs {
+                    if let Some(d) = option_value(args, short, long) {
+                        self.write_target(&d, name);
+                    }
+                }
+            }
             "apt" | "apt-get" => {
                 if args.iter().any(|a| a.text == "-o" || a.text.starts_with("--option")) {
                     self.unknown("apt -o can run commands (Pre-Invoke hooks)");
@@ -3592,7 +3626,34 @@ impl<'a> Analyzer<'a> {
                     }
                 }
             }
+            "init" => {
+                if let Some(d) = operands(rest, &["--template", "--separate-git-dir", "-b", "--initial-branch"]).first()
+                {
+                    self.write_target(d, "git init");
+                }
+            }
             "clone" | "submodule" => {
+                if sub == "clone" {
+                    let ops = operands(
+                        rest,
+                        &[
+                            "-o",
+                            "--origin",
+                            "-b",
+                            "--branch",
+                            "-u",
+                            "--depth",
+                            "--reference",
+                            "-j",
+                            "--jobs",
+                            "-c",
+                            "--config",
+                        ],
+                    );
+                    if let [_, dir, ..] = ops.as_slice() {
+                        self.write_target(dir, "git clone");
+                    }
+                }
                 for (k, a) in rest.iter().enumerate() {
                     if a.text == "-c" || a.text == "--config" {
                         self.git_config_key(rest.get(k + 1).map(|e| e.text.as_str()).unwrap_or(""), true);
@@ -4596,6 +4657,9 @@ mod tests {
                     "mapfile -C 'rm -rf /tmp/x' -c 1 < f",
                     "compgen -C 'id' x",
                     "fc -s ls",
+                    "make install",
+                    "npm install -g x",
+                    "pip install --break-system-packages x",
                 ],
             ),
         ];
@@ -4677,6 +4741,9 @@ mod tests {
                     "uu-rm -rf /",
                     "coreutils rm -rf /",
                     "sudo-rs ls",
+                    "git clone https://example.com/r /etc/r",
+                    "pip install --target /usr/lib/python3/dist-packages x",
+                    "cargo install --root /usr x",
                     "{rm,\"-rf\",/}",
                     "{\"rm\",-rf,/tmp/x,/}",
                     "zfs destroy -r tank",
