@@ -203,6 +203,9 @@ pub struct PathGuardUse {
 pub struct CommandGuardUse {
     pub guard: String,
     pub args: Vec<String>,
+    /// Argument name holding the command's working directory (relative paths in the
+    /// command are resolved against it).
+    pub cwd: Option<String>,
     #[serde(default)]
     pub shadow: bool,
 }

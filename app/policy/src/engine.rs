@@ -71,6 +71,8 @@ pub(crate) struct PathUse {
 pub(crate) struct CommandUse {
     pub guard: Arc<CommandGuard>,
     pub args: Vec<String>,
+    /// Argument holding the working directory, if any.
+    pub cwd: Option<String>,
     pub shadow: bool,
 }
 
@@ -360,8 +362,13 @@ impl Policy {
                 rule: Some(rule.clone()),
                 reason: m,
             })?;
+            let cwd = g
+                .cwd
+                .as_ref()
+                .and_then(|k| call.arguments.get(k))
+                .and_then(Value::as_str);
             for (_, cmd) in values {
-                match g.guard.check(cmd) {
+                match g.guard.check(cmd, cwd) {
                     Verdict::Understood => {}
                     Verdict::Dangerous(m) => refuse_or_shadow(&mut checked, Layer::CommandGuard, &rule, g.shadow, m)?,
                     Verdict::Unknown(m) => match g.guard.on_unknown {

@@ -336,10 +336,14 @@ fn compile(file: PolicyFile, version: String) -> Result<Policy, LoadErrors> {
         for (i, g) in t.command_guards.iter().enumerate() {
             let loc = format!("{base}.command_guards[{i}]");
             check_args(loc.clone(), &g.args, &mut err);
+            if let Some(c) = &g.cwd {
+                check_args(format!("{loc}.cwd"), std::slice::from_ref(c), &mut err);
+            }
             match command_guards.get(&g.guard) {
                 Some(c) => cmd_guards.push(CommandUse {
                     guard: c.clone(),
                     args: g.args.clone(),
+                    cwd: g.cwd.clone(),
                     shadow: g.shadow,
                 }),
                 None => err(
@@ -536,6 +540,25 @@ arguments = { type = "object", properties = { text = { type = "string" } } }
     fn syntax_errors_have_a_line() {
         let e = errors("[policy\nname = 1");
         assert!(e[0].location.starts_with("line 1"), "{e:?}");
+    }
+
+    #[test]
+    fn command_guard_cwd_must_name_an_argument() {
+        let src = r#"
+[policy]
+name = "t"
+
+[command_guards.sh]
+
+[tools.run]
+arguments = { type = "object", properties = { command = { type = "string" } } }
+command_guards = [{ guard = "sh", args = ["command"], cwd = "dir" }]
+"#;
+        let e = errors(src);
+        assert!(
+            e.iter().any(|e| e.location == "tools.run.command_guards[0].cwd"),
+            "{e:?}"
+        );
     }
 
     #[test]
