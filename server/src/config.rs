@@ -59,8 +59,8 @@ pub struct Config {
     /// Held calls one agent may have waiting at once (0: no limit); over it, 429.
     pub max_pending_per_agent: u32,
     /// Who an agent's `on_behalf_of` stands for: principal → dashboard user name. A
-    /// reviewer may not approve or modify a call made on their own behalf. A principal
-    /// that is itself a user name (or `user:NAME`) needs no entry.
+    /// reviewer may not approve or modify a call made on their own behalf. Without an
+    /// entry, `user:NAME`, a bare user name and an e-mail's local part name the user.
     pub principals: std::collections::BTreeMap<String, String>,
 }
 

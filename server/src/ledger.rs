@@ -263,14 +263,17 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The dashboard user a principal stands for: a mapped principal, `user:NAME`, or a
-    /// principal that is itself a user name. Lower-case (user names compare so).
-    pub fn user_of(&self, principal: &str) -> String {
+    /// Is `user` (a dashboard user name) the person a principal stands for? A mapped
+    /// principal names its user; otherwise `user:NAME`, a bare user name, and the local
+    /// part of an e-mail address all count (when in doubt, another reviewer decides).
+    pub fn is_principal(&self, principal: &str, user: &str) -> bool {
         let p = principal.trim().to_lowercase();
+        let user = user.to_lowercase();
         if let Some(u) = self.principals.get(&p) {
-            return u.clone();
+            return *u == user;
         }
-        p.strip_prefix("user:").map(str::to_string).unwrap_or(p)
+        let name = p.strip_prefix("user:").unwrap_or(&p);
+        name == user || name.split_once('@').is_some_and(|(local, _)| local == user)
     }
 }
 
@@ -838,8 +841,8 @@ impl Writer {
         let releases = matches!(r.action, Action::Approve { .. } | Action::Modify { .. });
         // Separation of duties: nobody releases a call made on their own behalf.
         if let (true, Some(principal)) = (releases, origin.on_behalf_of.as_deref()) {
-            let me = r.reviewer.strip_prefix("user:").unwrap_or(&r.reviewer).to_lowercase();
-            if self.settings.user_of(principal) == me {
+            let me = r.reviewer.strip_prefix("user:").unwrap_or(&r.reviewer);
+            if self.settings.is_principal(principal, me) {
                 let why = "this call was made on your behalf; another reviewer must decide it".to_string();
                 return self
                     .refused(conn, head, now, &row, r, ReviewError::Forbidden(why))

@@ -143,12 +143,15 @@ async fn a_modification_the_policy_refuses_is_refused_with_the_engines_reason() 
 async fn nobody_releases_a_call_made_on_their_own_behalf() {
     let app = spawn_with(|c| {
         c.principals.insert("Alice@Example.com".into(), "alice".into());
+        // A mapping wins over the name heuristics: this address is bob's, not alice's.
+        c.principals.insert("alice@shared.example".into(), "bob".into());
     })
     .await;
     let agent = app.agent("bot").await;
     let alice = reviewer(&app, "alice", Role::Reviewer).await;
     let bob = reviewer(&app, "bob", Role::Reviewer).await;
-    for principal in ["alice@example.com", "user:alice", "ALICE"] {
+    // Mapped, user:NAME, a bare name, and an e-mail whose local part is the name.
+    for principal in ["Alice@Example.com", "user:alice", "ALICE", "alice@corp.example"] {
         let mut body = json!({"session_id": "s", "tool": "write_file", "on_behalf_of": principal,
                               "arguments": {"path": "a.md", "content": "x"}});
         let id = held(&agent, body.take()).await;
@@ -170,6 +173,17 @@ async fn nobody_releases_a_call_made_on_their_own_behalf() {
             ["call_received", "review_refused", "review_refused", "call_decided"]
         );
     }
+    let id = held(
+        &agent,
+        json!({"session_id": "s", "tool": "write_file", "on_behalf_of": "alice@shared.example",
+               "arguments": {"path": "a.md", "content": "x"}}),
+    )
+    .await;
+    assert_eq!(bob.decide(&app, &id, &[("verdict", "approve")]).await["ok"], false);
+    assert_eq!(
+        alice.decide(&app, &id, &[("verdict", "approve")]).await["status"],
+        "approved"
+    );
 }
 
 #[tokio::test]
