@@ -207,3 +207,25 @@ test('the queue is usable on a phone-sized screen', async ({ browser }) => {
   expect(overflowReview).toBeLessThanOrEqual(0);
   await page.screenshot({ path: 'screenshots/review-phone.png', fullPage: true });
 });
+
+test('the review page refuses self-approval, says why approve-all is not offered, and shows hidden characters', async ({ browser }) => {
+  const alice = await reviewerPage(browser, USERS.reviewer);
+  // A call made on the reviewer's own behalf: approving it is refused with a reason.
+  const own = await held({ ...write(session('own'), 'out/own.md'), on_behalf_of: USERS.reviewer });
+  await openReview(alice, own);
+  await alice.getByTestId('approve').click();
+  await expect(alice.getByTestId('decision-message')).toContainText('on your behalf');
+  expect((await poll(own)).status).toBe('pending');
+
+  // A destructive tool the policy does not mark grantable: no approve-all, and why.
+  const mail = await held({
+    session_id: session('mail'), tool: 'send_email',
+    arguments: { to: 'ops@example.com', subject: 'Report\u202Eftp.exe', body: 'see attached' },
+  });
+  await openReview(alice, mail);
+  await expect(alice.getByTestId('grant-on')).toHaveCount(0);
+  await expect(alice.getByTestId('no-grant')).toContainText('destructive');
+  // The right-to-left override is shown as an escape, not applied to the text.
+  await expect(alice.getByTestId('arguments')).toContainText('\\u202e');
+  await alice.screenshot({ path: 'screenshots/review-no-grant.png', fullPage: true });
+});
