@@ -130,26 +130,16 @@ impl Dispatcher {
         let guard = self.guard.clone();
         let allow_private = self.allow_private;
         let target = url_text.clone();
-        let addrs = tokio::task::spawn_blocking(move || -> Result<Vec<std::net::SocketAddr>, String> {
-            use std::net::ToSocketAddrs;
-            let host = host.trim_start_matches('[').trim_end_matches(']');
+        let addrs = tokio::task::spawn_blocking(move || {
             if allow_private {
+                use std::net::ToSocketAddrs;
+                let host = host.trim_start_matches('[').trim_end_matches(']');
                 return (host, port)
                     .to_socket_addrs()
                     .map(|a| a.collect())
                     .map_err(|e| format!("resolving {host}: {e}"));
             }
-            // The guard's one lookup is the one used: no second resolution that DNS
-            // could answer differently between the check and the connection.
-            let checked = guard.check(&target, &policy::LocalHost)?;
-            if checked.pinned.is_empty() {
-                return Err(format!("{host} did not resolve to any address"));
-            }
-            Ok(checked
-                .pinned
-                .into_iter()
-                .map(|ip| std::net::SocketAddr::new(ip, port))
-                .collect())
+            checked_addresses(&guard, &target, port, &policy::LocalHost)
         })
         .await
         .map_err(|e| e.to_string())??;
@@ -183,5 +173,67 @@ impl Dispatcher {
             .await
             .map_err(|e| e.to_string())?;
         Ok(resp.status().as_u16())
+    }
+}
+
+/// Resolve the callback's host once through the URL guard, which judges every address,
+/// and return exactly those addresses: the connection uses them, so DNS cannot answer
+/// differently between the check and the connection.
+fn checked_addresses(
+    guard: &UrlGuard,
+    url: &str,
+    port: u16,
+    host: &dyn policy::Host,
+) -> Result<Vec<std::net::SocketAddr>, String> {
+    let checked = guard.check(url, host)?;
+    if checked.pinned.is_empty() {
+        return Err(format!("{} did not resolve to any address", checked.host));
+    }
+    Ok(checked
+        .pinned
+        .into_iter()
+        .map(|ip| std::net::SocketAddr::new(ip, port))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::IpAddr;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A resolver that rebinds: a public address first, loopback on every later lookup.
+    #[derive(Default)]
+    struct Rebinding(AtomicUsize);
+
+    impl policy::Host for Rebinding {
+        fn resolve_path(&self, _: &std::path::Path) -> Option<std::path::PathBuf> {
+            None
+        }
+        fn tree_stats(&self, _: &std::path::Path, _: u64) -> Option<policy::TreeStats> {
+            None
+        }
+        fn resolve_host(&self, _: &str, _: u16) -> Option<Vec<IpAddr>> {
+            let n = self.0.fetch_add(1, Ordering::SeqCst);
+            Some(vec![if n == 0 { "93.184.215.14" } else { "127.0.0.1" }
+                .parse()
+                .unwrap()])
+        }
+    }
+
+    fn guard() -> UrlGuard {
+        crate::startup::callback_guard(true).unwrap()
+    }
+
+    #[test]
+    fn the_addresses_checked_are_the_addresses_used_after_one_lookup() {
+        let dns = Rebinding::default();
+        let addrs = checked_addresses(&guard(), "https://hooks.example.com/x", 443, &dns).unwrap();
+        assert_eq!(addrs, vec!["93.184.215.14:443".parse().unwrap()]);
+        assert_eq!(dns.0.load(Ordering::SeqCst), 1, "one lookup, no second answer to trust");
+        // Had the name been looked up again, the rebound answer is refused.
+        assert!(checked_addresses(&guard(), "https://hooks.example.com/x", 443, &dns)
+            .unwrap_err()
+            .contains("127.0.0.1"));
     }
 }

@@ -278,7 +278,7 @@ async fn record_policy(state: &AppState) -> Result<(), sqlx::Error> {
 }
 
 /// The URL guard for callback URLs: public http(s) addresses only.
-fn callback_guard(resolve: bool) -> Result<UrlGuard, String> {
+pub(crate) fn callback_guard(resolve: bool) -> Result<UrlGuard, String> {
     UrlGuard::new(
         "callbacks",
         &policy::config::UrlGuardConfig {

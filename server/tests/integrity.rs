@@ -469,3 +469,59 @@ async fn a_secret_goes_to_a_new_destination_only_after_an_audited_reveal() {
     assert_eq!(out["status"], "modified", "{out}");
     assert_eq!(agent.get(&id, 0).await.1["arguments"]["body"], format!("key={secret}"));
 }
+
+/// A loopback callback receiver; `stall` makes it never answer (the sender times out).
+async fn hook(stall: bool) -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |body: String| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(body);
+                if stall {
+                    std::future::pending::<()>().await;
+                }
+                axum::http::StatusCode::NO_CONTENT
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}/hook"), rx)
+}
+
+#[tokio::test]
+async fn one_slow_callback_receiver_does_not_delay_another_agents_callbacks() {
+    let app = spawn_with(|c| c.callback_allow_private = true).await;
+    let slow_agent = app.agent("slow").await;
+    let fast_agent = app.agent("fast").await;
+    let alice = reviewer(&app, "alice", Role::Reviewer).await;
+    let (slow_url, mut slow_rx) = hook(true).await;
+    let (fast_url, mut fast_rx) = hook(false).await;
+    let write = |url: &str| {
+        json!({"session_id": "s", "tool": "write_file", "arguments": {"path": "a.md", "content": "x"},
+               "callback_url": url})
+    };
+    let slow = held(&slow_agent, write(&slow_url)).await;
+    let fast = held(&fast_agent, write(&fast_url)).await;
+    assert_eq!(
+        alice.decide(&app, &slow, &[("verdict", "approve")]).await["status"],
+        "approved"
+    );
+    // The slow receiver has the first delivery and holds it (up to the 10 s timeout).
+    tokio::time::timeout(Duration::from_secs(5), slow_rx.recv())
+        .await
+        .expect("the slow receiver is called")
+        .unwrap();
+    assert_eq!(
+        alice.decide(&app, &fast, &[("verdict", "approve")]).await["status"],
+        "approved"
+    );
+    let body = tokio::time::timeout(Duration::from_secs(5), fast_rx.recv())
+        .await
+        .expect("the other agent's callback is not held up by the slow receiver")
+        .unwrap();
+    assert!(body.contains(&fast), "{body}");
+}

@@ -141,3 +141,34 @@ pub fn gather_call(policy: &Policy, call: &Call, now_ms: i64) -> Facts {
     evaluate_call(policy, call, now_ms, &recorder);
     recorder.into_facts()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn demo() -> Policy {
+        let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../policies/demo.toml")).unwrap();
+        Policy::from_toml(&src).unwrap()
+    }
+
+    fn proposal(tool: &str, arguments: serde_json::Value) -> Proposal {
+        Proposal::from_json(json!({"session_id": "s", "tool": tool, "arguments": arguments})).unwrap()
+    }
+
+    #[test]
+    fn only_calls_whose_guards_ask_the_host_go_to_the_blocking_pool() {
+        let p = demo();
+        // Path guards ask for symlinks: gathered off the runtime.
+        assert!(asks_host(&p, &proposal("read_file", json!({"path": "a.txt"})), "a"));
+        // No guard that looks at the host: nothing to gather, no blocking task.
+        assert!(!asks_host(&p, &proposal("web_search", json!({"query": "q"})), "a"));
+        assert!(!asks_host(
+            &p,
+            &proposal("execute_command", json!({"command": "ls"})),
+            "a"
+        ));
+        // Refused before any guard: nothing to ask either.
+        assert!(!asks_host(&p, &proposal("read_file", json!({"path": 5})), "a"));
+    }
+}
