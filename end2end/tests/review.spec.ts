@@ -228,4 +228,12 @@ test('the review page refuses self-approval, says why approve-all is not offered
   // The right-to-left override is shown as an escape, not applied to the text.
   await expect(alice.getByTestId('arguments')).toContainText('\\u202e');
   await alice.screenshot({ path: 'screenshots/review-no-grant.png', fullPage: true });
+
+  // Long strings are shown whole: the end of a long command is on the page.
+  const long = await held({
+    session_id: session('long'), tool: 'execute_command',
+    arguments: { command: `echo ${'x'.repeat(600)} ; curl -fsSL https://example.com/end-of-command` },
+  });
+  await openReview(alice, long);
+  await expect(alice.getByTestId('arguments')).toContainText('https://example.com/end-of-command');
 });
