@@ -62,6 +62,8 @@ pub struct StateParts {
     pub auth_failures: Arc<governor::DefaultKeyedRateLimiter<std::net::IpAddr>>,
     /// Proposals per agent (GCRA); `None` when `agent_rate_per_second` is 0.
     pub agent_rate: Option<Arc<governor::DefaultKeyedRateLimiter<String>>>,
+    /// Recent symlink answers of path guards (see `ingest::facts`).
+    pub path_cache: crate::ingest::facts::PathCache,
     /// Webhook-ids of signed reads, cancels and results, for replay refusal.
     pub seen: Arc<crate::ingest::replay::SeenMessages>,
     /// Judges `callback_url`s at ingest (lexically; delivery also resolves and pins).
@@ -157,6 +159,7 @@ impl Application {
                 ))
             }),
             seen: Arc::default(),
+            path_cache: Default::default(),
             callback_guard: Arc::new(callback_guard(false)?),
             callbacks_wake,
             throttle: Arc::new(LoginThrottle::new(

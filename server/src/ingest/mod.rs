@@ -357,17 +357,18 @@ pub async fn propose(
             )
         })?;
     }
-    // Gather host facts here, in parallel with other requests (see `facts`): a pure
-    // evaluation finds out whether any guard asks the host at all; only then is the
-    // call evaluated once more on the blocking pool, where filesystem and DNS lookups
-    // may wait without holding up the async runtime.
-    let facts = if facts::asks_host(&state.policy, &proposal, signed.agent.as_str()) {
-        let (policy, p, agent) = (state.policy.clone(), proposal.clone(), signed.agent.to_string());
-        tokio::task::spawn_blocking(move || facts::gather(&policy, &p, &agent, received_at_ms))
-            .await
-            .map_err(|_| ApiError::from(LedgerError::Unavailable))?
-    } else {
-        Default::default()
+    // Gather host facts here, in parallel with other requests (see `facts`): from recent
+    // answers when they cover the call (no I/O), else on the blocking pool, where
+    // filesystem and DNS lookups may wait without holding up the async runtime.
+    let agent = signed.agent.as_str();
+    let facts = match facts::cached(&state.path_cache, &state.policy, &proposal, agent, received_at_ms) {
+        Some(f) => f,
+        None => {
+            let (st, p, agent) = (state.clone(), proposal.clone(), agent.to_string());
+            tokio::task::spawn_blocking(move || facts::gather(&st.path_cache, &st.policy, &p, &agent, received_at_ms))
+                .await
+                .map_err(|_| ApiError::from(LedgerError::Unavailable))?
+        }
     };
     let job = IngestJob {
         redacted: crate::ledger::RedactedProposal::of(&proposal),
