@@ -605,15 +605,7 @@ impl Writer {
         let now = store::now_ms();
         let grants = self.grants.for_session(&job.agent, &p.session_id, now);
         let started = std::time::Instant::now();
-        let call = Call {
-            agent: &job.agent,
-            tool: &p.tool,
-            server: p.server.as_deref(),
-            session_id: &p.session_id,
-            turn_id: p.turn_id.as_deref(),
-            arguments: &p.arguments,
-            context: &p.context,
-        };
+        let call = p.call(&job.agent);
         let host = Recorded(&job.facts);
         let d = self.policy.evaluate(
             &call,

@@ -5,28 +5,13 @@
 mod common;
 
 use app::api::Role;
-use common::{reviewer, spawn_app, spawn_with, TestAgent, TestApp};
+use common::{audit_kinds, held, reviewer, spawn_app, spawn_with};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::time::Duration;
 
-async fn held(agent: &TestAgent, body: Value) -> String {
-    let (s, v) = agent.propose(body).await;
-    assert_eq!(s, StatusCode::OK, "{v}");
-    assert_eq!(v["status"], "pending", "{v}");
-    v["id"].as_str().unwrap().to_string()
-}
-
 fn refund(amount: f64) -> Value {
     json!({"session_id": "s", "tool": "refund_order", "arguments": {"order_id": "AB12345678", "amount": amount}})
-}
-
-async fn audit_kinds(app: &TestApp, call: &str) -> Vec<String> {
-    sqlx::query_scalar("SELECT kind FROM audit_events WHERE call_id = ? ORDER BY seq")
-        .bind(call)
-        .fetch_all(&app.db)
-        .await
-        .unwrap()
 }
 
 #[tokio::test]

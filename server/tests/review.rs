@@ -4,29 +4,14 @@
 mod common;
 
 use app::api::Role;
-use common::{reviewer, spawn_app, TestAgent, TestApp};
+use common::{audit_kinds, held, reviewer, spawn_app, TestAgent};
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-async fn held(agent: &TestAgent, body: Value) -> String {
-    let (s, v) = agent.propose(body).await;
-    assert_eq!(s, StatusCode::OK, "{v}");
-    assert_eq!(v["status"], "pending", "{v}");
-    v["id"].as_str().unwrap().to_string()
-}
-
 fn write(session: &str, path: &str) -> Value {
     json!({"session_id": session, "tool": "write_file", "arguments": {"path": path, "content": "# Report"},
            "context": {"trust": "isolated"}})
-}
-
-async fn audit_kinds(app: &TestApp, call: &str) -> Vec<String> {
-    sqlx::query_scalar("SELECT kind FROM audit_events WHERE call_id = ? ORDER BY seq")
-        .bind(call)
-        .fetch_all(&app.db)
-        .await
-        .unwrap()
 }
 
 #[tokio::test]

@@ -144,16 +144,7 @@ impl Host for FromCache<'_> {
 }
 
 fn evaluate(policy: &Policy, p: &Proposal, agent: &str, now_ms: i64, host: &dyn Host) {
-    let call = Call {
-        agent,
-        tool: &p.tool,
-        server: p.server.as_deref(),
-        session_id: &p.session_id,
-        turn_id: p.turn_id.as_deref(),
-        arguments: &p.arguments,
-        context: &p.context,
-    };
-    evaluate_call(policy, &call, now_ms, host)
+    evaluate_call(policy, &p.call(agent), now_ms, host)
 }
 
 fn evaluate_call(policy: &Policy, call: &Call, now_ms: i64, host: &dyn Host) {

@@ -42,6 +42,19 @@ pub const FIELDS: &[&str] = &[
 ];
 
 impl Proposal {
+    /// The call as the policy engine sees it, proposed by `agent`.
+    pub fn call<'a>(&'a self, agent: &'a str) -> policy::Call<'a> {
+        policy::Call {
+            agent,
+            tool: &self.tool,
+            server: self.server.as_deref(),
+            session_id: &self.session_id,
+            turn_id: self.turn_id.as_deref(),
+            arguments: &self.arguments,
+            context: &self.context,
+        }
+    }
+
     pub fn from_json(v: Value) -> Result<Proposal, Invalid> {
         let Value::Object(mut m) = v else {
             return Err(("invalid_body", "the body must be a JSON object".into()));

@@ -309,3 +309,20 @@ impl Reviewer {
         r.json().await.unwrap()
     }
 }
+
+/// Propose a call that the policy holds; returns its id.
+pub async fn held(agent: &TestAgent, body: serde_json::Value) -> String {
+    let (s, v) = agent.propose(body).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["status"], "pending", "{v}");
+    v["id"].as_str().unwrap().to_string()
+}
+
+/// The kinds of a call's audit events, in order.
+pub async fn audit_kinds(app: &TestApp, call: &str) -> Vec<String> {
+    sqlx::query_scalar("SELECT kind FROM audit_events WHERE call_id = ? ORDER BY seq")
+        .bind(call)
+        .fetch_all(&app.db)
+        .await
+        .unwrap()
+}
