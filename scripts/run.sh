@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Set up (first time), build (release) and run Airlock on http://127.0.0.1:3000 with a
-# SQLite file in ./data and the demo policy. The first start creates an administrator
-# and prints its password once. Stop with Ctrl-C.
+# Set up (first time), build and run Airlock on http://127.0.0.1:3000 with a SQLite file
+# in ./data and the demo policy. The first start creates an administrator and prints its
+# password once. Stop with Ctrl-C.
+#
+# The server is built in the dev profile (dependencies optimised): the same compilation
+# scripts/test.sh uses, so running the tests afterwards reuses it. For a deployment build
+# use `scripts/build.sh --release` and run target/release/airlock.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source scripts/env.sh
-bash scripts/build.sh --release
+bash scripts/build.sh
 # Plain http on loopback: cookies cannot be Secure here (documented in the README).
 export AIRLOCK_COOKIE_SECURE="${AIRLOCK_COOKIE_SECURE:-false}"
 export AIRLOCK_SITE_ROOT="${AIRLOCK_SITE_ROOT:-target/site}"
 BIND="${AIRLOCK_BIND:-127.0.0.1:3000}"
-target/release/airlock serve &
+export AIRLOCK_BIND="$BIND"
+bin=target/debug/airlock
+"$bin" serve &
 SERVER=$!
 trap 'kill -TERM "$SERVER" 2>/dev/null || true' INT TERM
 # Once the server answers, a scripted demo agent (signed requests over the real API)
@@ -19,7 +25,8 @@ trap 'kill -TERM "$SERVER" 2>/dev/null || true' INT TERM
 if [ "${AIRLOCK_DEMO_AGENT:-true}" = true ]; then
   (
     for _ in $(seq 300); do curl -fsS "http://$BIND/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
-    target/release/airlock demo-agent --url "http://$BIND" --wait 600 || true
+    printf '\n\033[1mAirlock is ready:\033[0m http://%s (sign in as admin with the password printed above on the first start)\n\n' "$BIND" >&2
+    "$bin" demo-agent --url "http://$BIND" --wait 600 || true
   ) &
 fi
 wait "$SERVER"

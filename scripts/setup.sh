@@ -3,11 +3,10 @@
 # Idempotent: a second run only checks versions (about a second).
 # Network: crates.io, npm and Debian's apt only. Prints nothing secret.
 #
-#   scripts/setup.sh            # build tools (wasm32 target, cargo-leptos, wasm-bindgen, wasm-opt)
+#   scripts/setup.sh            # build tools (wasm32 target, wasm-bindgen, wasm-opt)
 #   scripts/setup.sh --e2e      # also Chromium and the end-to-end test packages
 set -euo pipefail
 
-CARGO_LEPTOS_VERSION=0.3.10   # newest that builds with --locked on rustc 1.95
 WASM_BINDGEN_VERSION=0.2.130  # must equal the wasm-bindgen crate pinned in Cargo.toml
 BINARYEN_VERSION=132.0.0      # Debian's wasm-opt (108) breaks the release wasm
 
@@ -30,19 +29,13 @@ if [ ! -s "$TOOLS/toolchain" ] && ! rustup target list --installed 2>/dev/null |
 fi
 if [ -s "$TOOLS/toolchain" ]; then export RUSTUP_TOOLCHAIN="$(cat "$TOOLS/toolchain")"; fi
 
-# 2. cargo-leptos (built from crates.io; no_downloads: it must never fetch tools from GitHub).
-if ! have_version "$TOOLS/bin/cargo-leptos" "$CARGO_LEPTOS_VERSION"; then
-  log "installing cargo-leptos $CARGO_LEPTOS_VERSION (about 10-20 minutes, once)"
-  cargo install cargo-leptos --version "$CARGO_LEPTOS_VERSION" --locked --features no_downloads --root "$TOOLS" --quiet
-fi
-
-# 3. wasm-bindgen CLI (not --locked: its lockfile pins a crate version the registry lacks).
+# 2. wasm-bindgen CLI (not --locked: its lockfile pins a crate version the registry lacks).
 if ! have_version "$TOOLS/bin/wasm-bindgen" "$WASM_BINDGEN_VERSION"; then
-  log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (a few minutes, once)"
+  log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 2-3 minutes, once)"
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --root "$TOOLS" --quiet
 fi
 
-# 4. wasm-opt from npm's binaryen.
+# 3. wasm-opt from npm's binaryen.
 if ! have_version "$TOOLS/npm/node_modules/.bin/wasm-opt" "${BINARYEN_VERSION%%.*}"; then
   log "installing binaryen $BINARYEN_VERSION (wasm-opt)"
   mkdir -p "$TOOLS/npm"
@@ -51,7 +44,7 @@ fi
 ln -sf "$TOOLS/npm/node_modules/.bin/wasm-opt" "$TOOLS/bin/wasm-opt"
 
 if [ "${1:-}" = "--e2e" ]; then
-  # 5. Chromium from Debian, and the pinned Playwright test runner (no browser download).
+  # 4. Chromium from Debian, and the pinned Playwright test runner (no browser download).
   if ! command -v chromium >/dev/null 2>&1; then
     log "installing Debian chromium"
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

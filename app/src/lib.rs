@@ -13,7 +13,7 @@ pub mod routes;
 
 use components::shell::Layout;
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, Link, Meta, Stylesheet, Title};
+use leptos_meta::{provide_meta_context, Meta, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
     path, SsrMode,
@@ -24,6 +24,7 @@ use leptos_router::{
 #[cfg(feature = "ssr")]
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     use leptos::hydration::{AutoReload, HydrationScripts};
+    use leptos_meta::HashedStylesheet;
     if let Some(parts) = use_context::<http::request::Parts>() {
         if let Some(n) = parts.extensions.get::<api::CspNonce>() {
             provide_context(leptos::nonce::Nonce::from_value(n.0.clone()));
@@ -39,6 +40,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <meta name="color-scheme" content="light dark"/>
                 <link rel="icon" href="data:,"/>
+                <HashedStylesheet options=options.clone() id="leptos"/>
                 <AutoReload options=options.clone()/>
                 <HydrationScripts options/>
                 <leptos_meta::MetaTags/>
@@ -55,10 +57,8 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     provide_context(components::shell::initial_session());
     view! {
-        <Stylesheet id="leptos" href="/pkg/airlock.css"/>
         <Title formatter=|t: String| if t.is_empty() { "Airlock".to_string() } else { format!("{t} · Airlock") }/>
         <Meta name="description" content="Airlock: approval gateway and audit dashboard for AI-agent tool calls"/>
-        <Link rel="preload" href="/pkg/airlock.css" as_="style"/>
         <Router>
             <Layout>
                 <Routes fallback=pages::not_found::NotFound>

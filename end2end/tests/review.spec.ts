@@ -192,22 +192,6 @@ test('an auditor sees the call but cannot decide it', async ({ browser }) => {
   expect((await poll(id)).status).toBe('pending');
 });
 
-test('the queue is usable on a phone-sized screen', async ({ browser }) => {
-  const ctx = await browser.newContext({ viewport: { width: 375, height: 740 } });
-  const page = await ctx.newPage();
-  await signIn(page, USERS.oncall);
-  await hydrated(page);
-  const id = await held(write(session('phone'), 'out/phone.md'));
-  await expect(row(page, id)).toBeVisible();
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  expect(overflow).toBeLessThanOrEqual(0);
-  await page.screenshot({ path: 'screenshots/queue-phone.png', fullPage: true });
-  await openReview(page, id);
-  const overflowReview = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  expect(overflowReview).toBeLessThanOrEqual(0);
-  await page.screenshot({ path: 'screenshots/review-phone.png', fullPage: true });
-});
-
 test('the review page refuses self-approval, says why approve-all is not offered, and shows hidden characters', async ({ browser }) => {
   const alice = await reviewerPage(browser, USERS.reviewer);
   // A call made on the reviewer's own behalf: approving it is refused with a reason.

@@ -8,11 +8,13 @@ use crate::store::calls::{self, CallRow};
 use crate::store::review::{self as reviews, GrantRow};
 use crate::store::{self, users, Db};
 use app::api::{
-    Backend, BackendError, CallDetail, DecisionInput, DecisionOutcome, GrantList, GrantScopeKind, GrantView,
-    ImpactView, QueueItem, QueueSnapshot, Role, SessionCall, UserView, Verdict,
+    AuditEventView, AuditSummary, Backend, BackendError, CallDetail, DecisionInput, DecisionOutcome, Facet, GrantList,
+    GrantScopeKind, GrantView, ImpactView, QueueItem, QueueQuery, QueueSnapshot, Role, SessionCall, StatsSummary,
+    UserView, Verdict, QUEUE_PAGE, STATS_WINDOW,
 };
 use policy::Policy;
 use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 pub struct ServerBackend {
@@ -92,31 +94,77 @@ impl Backend for ServerBackend {
         Ok(())
     }
 
-    async fn queue(&self) -> Result<QueueSnapshot, BackendError> {
+    async fn queue(&self, q: &QueueQuery) -> Result<QueueSnapshot, BackendError> {
         let seq = self.hub.head();
-        let rows = calls::pending(&self.db, 1000)
-            .await
-            .map_err(|e| internal(e, "reading the queue"))?;
+        let read = |e: sqlx::Error| internal(e, "reading the queue");
+        let filter = calls::PendingFilter {
+            tool: &q.tool,
+            agent: &q.agent,
+            risk: &q.risk,
+            session: &q.session,
+            sort: &q.sort,
+        };
+        let groups = calls::pending_groups(&self.db).await.map_err(read)?;
+        let (mut tools, mut agents, mut risks) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+        let (mut total, mut matching) = (0u64, 0u64);
+        for (tool, agent, risk, n) in groups {
+            let n = n.max(0) as u64;
+            total += n;
+            if (q.tool.is_empty() || tool == q.tool)
+                && (q.agent.is_empty() || agent == q.agent)
+                && (q.risk.is_empty() || risk == q.risk)
+            {
+                matching += n;
+            }
+            *tools.entry(tool).or_insert(0) += n;
+            *agents.entry(agent).or_insert(0) += n;
+            *risks.entry(risk).or_insert(0) += n;
+        }
+        if !q.session.is_empty() {
+            matching = calls::pending_count(&self.db, &filter).await.map_err(read)?;
+        }
+        let page_size = QUEUE_PAGE;
+        // A page past the end shows the last one (a bookmark after the queue shrank).
+        let last_page = (matching.saturating_sub(1) / u64::from(page_size)) as u32;
+        let page = q.page.min(last_page);
+        let rows = calls::pending_page(
+            &self.db,
+            &filter,
+            i64::from(page_size),
+            i64::from(page) * i64::from(page_size),
+        )
+        .await
+        .map_err(read)?;
         let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
-        let approvals = reviews::approvals_of(&self.db, &ids)
+        let mut approvals: HashMap<String, Vec<String>> = HashMap::new();
+        for (call, user) in reviews::approvals_of(&self.db, &ids)
             .await
-            .map_err(|e| internal(e, "reading approvals"))?;
+            .map_err(|e| internal(e, "reading approvals"))?
+        {
+            approvals.entry(call).or_default().push(user);
+        }
         let items = rows
             .iter()
             .map(|r| {
                 let mut item = queue_item(&self.policy, r);
-                item.approvals = approvals
-                    .iter()
-                    .filter(|(c, _)| *c == r.id)
-                    .map(|(_, u)| u.clone())
-                    .collect();
+                item.approvals = approvals.remove(&r.id).unwrap_or_default();
                 item
             })
             .collect();
+        let facets = |m: BTreeMap<String, u64>| -> Vec<Facet> {
+            m.into_iter().map(|(value, count)| Facet { value, count }).collect()
+        };
         Ok(QueueSnapshot {
             items,
             now_ms: store::now_ms(),
             seq,
+            total,
+            matching,
+            page,
+            page_size,
+            tools: facets(tools),
+            agents: facets(agents),
+            risks: facets(risks),
         })
     }
 
@@ -345,6 +393,60 @@ impl Backend for ServerBackend {
             )),
             Err(e) => Err(internal(e, "revoking a grant")),
         }
+    }
+
+    async fn stats_summary(&self) -> Result<StatsSummary, BackendError> {
+        let r = calls::recent(&self.db, STATS_WINDOW as i64)
+            .await
+            .map_err(|e| internal(e, "reading the stats"))?;
+        let (mut statuses, mut layers, mut tools) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+        let mut window = 0u64;
+        for (status, layer, tool, n) in r.groups {
+            let n = n.max(0) as u64;
+            window += n;
+            *statuses.entry(status).or_insert(0) += n;
+            if let Some(l) = layer {
+                *layers.entry(l).or_insert(0) += n;
+            }
+            *tools.entry(tool).or_insert(0) += n;
+        }
+        let ranked = |m: BTreeMap<String, u64>, keep: usize| -> Vec<Facet> {
+            let mut v: Vec<Facet> = m.into_iter().map(|(value, count)| Facet { value, count }).collect();
+            v.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));
+            v.truncate(keep);
+            v
+        };
+        Ok(StatsSummary {
+            calls: r.calls,
+            waiting: r.waiting,
+            window,
+            statuses: ranked(statuses, usize::MAX),
+            layers: ranked(layers, usize::MAX),
+            tools: ranked(tools, 10),
+            oldest_in_window_ms: r.oldest_ms,
+            now_ms: store::now_ms(),
+        })
+    }
+
+    async fn audit_latest(&self, limit: u32) -> Result<AuditSummary, BackendError> {
+        let (events, rows) = crate::audit::latest(&self.db, i64::from(limit.min(500)))
+            .await
+            .map_err(|e| internal(e, "reading the audit trail"))?;
+        Ok(AuditSummary {
+            events: events.max(0) as u64,
+            latest: rows
+                .into_iter()
+                .map(|(seq, at_ms, kind, actor, call_id, session_id)| AuditEventView {
+                    seq,
+                    at_ms,
+                    kind,
+                    actor,
+                    call_id,
+                    session_id,
+                })
+                .collect(),
+            now_ms: store::now_ms(),
+        })
     }
 }
 

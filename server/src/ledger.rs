@@ -1339,6 +1339,7 @@ fn decided(fx: &mut Effects, pending: &mut std::collections::HashMap<String, u32
     fx.wake.push(row.id.clone());
     fx.publish.push((
         "call_decided",
-        json!({"id": row.id, "status": row.status, "decided_by": row.decided_by, "session_id": row.session_id}),
+        json!({"id": row.id, "status": row.status, "decided_by": row.decided_by, "session_id": row.session_id,
+            "tool": row.tool, "agent": row.agent_id, "risk": row.risk}),
     ));
 }

@@ -109,10 +109,18 @@ impl Application {
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.bind))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        // scripts/build.sh names assets by content hash and lists the hashes in
+        // pkg/hash.txt; leptos reads that file (absolute path) when rendering the
+        // document head. Without it (`cargo leptos watch`) the plain names are used.
+        let site_root = std::path::absolute(&config.site_root).unwrap_or_else(|_| config.site_root.clone());
+        crate::web::assets::check_site(&site_root)?;
+        let hash_file = site_root.join("pkg").join("hash.txt");
         let leptos = LeptosOptions::builder()
             .output_name("airlock")
-            .site_root(config.site_root.to_string_lossy().to_string())
+            .site_root(site_root.to_string_lossy().to_string())
             .site_pkg_dir("pkg")
+            .hash_files(hash_file.is_file())
+            .hash_file(std::sync::Arc::from(hash_file.to_string_lossy().as_ref()))
             .site_addr(addr)
             .env(if cfg!(debug_assertions) {
                 leptos::config::Env::DEV
@@ -389,6 +397,7 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
             let opts = opts.clone();
             move || app::shell(opts.clone())
         })
+        .nest_service("/pkg", crate::web::assets::service(&state.leptos.site_root))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
         .layer(middleware::from_fn(page_redirects))
         .layer(middleware::from_fn_with_state(state.clone(), session::load_auth))

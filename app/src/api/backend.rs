@@ -2,7 +2,10 @@
 //! on the server (which depends on it). The server provides an `Arc<dyn Backend>` in the
 //! Leptos context of every request.
 
-use super::{CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueSnapshot, Role, UserView, Verdict};
+use super::{
+    AuditSummary, CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery, QueueSnapshot, Role, StatsSummary,
+    UserView, Verdict,
+};
 use std::sync::Arc;
 
 /// An error a person may read. Internal failures carry no detail: the server logs them.
@@ -43,7 +46,7 @@ pub trait Backend: Send + Sync + 'static {
     async fn set_role(&self, actor: &UserView, user_id: i64, role: Role) -> Result<(), BackendError>;
     async fn set_disabled(&self, actor: &UserView, user_id: i64, disabled: bool) -> Result<(), BackendError>;
 
-    async fn queue(&self) -> Result<QueueSnapshot, BackendError>;
+    async fn queue(&self, query: &QueueQuery) -> Result<QueueSnapshot, BackendError>;
     async fn call_detail(&self, id: &str) -> Result<CallDetail, BackendError>;
     /// Apply one decision; `Err` only for failures that are not about the call itself.
     async fn decide(&self, actor: &UserView, id: &str, input: DecisionInput) -> DecisionOutcome;
@@ -52,6 +55,9 @@ pub trait Backend: Send + Sync + 'static {
     /// The held call's arguments with nothing redacted (pretty JSON), for someone allowed
     /// to see secrets who must retype one into a modification. Audited before it is returned.
     async fn reveal_arguments(&self, actor: &UserView, id: &str) -> Result<String, BackendError>;
+    async fn stats_summary(&self) -> Result<StatsSummary, BackendError>;
+    /// The chain's length and its `limit` latest events.
+    async fn audit_latest(&self, limit: u32) -> Result<AuditSummary, BackendError>;
 }
 
 pub type SharedBackend = Arc<dyn Backend>;

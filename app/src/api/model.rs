@@ -99,13 +99,101 @@ pub struct QueueItem {
     pub approvals: Vec<String>,
 }
 
-/// The queue, with the server's clock so countdowns agree with the server.
+/// What the queue page asks for: filters, order and page. It lives in the page's URL
+/// (`/queue?tool=…&sort=risk&page=2`), so a view can be shared and the back button works.
+/// Empty strings mean "any".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueQuery {
+    #[serde(default)]
+    pub tool: String,
+    #[serde(default)]
+    pub agent: String,
+    #[serde(default)]
+    pub risk: String,
+    #[serde(default)]
+    pub session: String,
+    /// `oldest` (default), `expiry` or `risk`.
+    #[serde(default)]
+    pub sort: String,
+    /// Zero-based page of [`QUEUE_PAGE`] calls.
+    #[serde(default)]
+    pub page: u32,
+}
+
+/// Calls per queue page: a first screen renders fast however many are held.
+pub const QUEUE_PAGE: u32 = 50;
+
+impl QueueQuery {
+    /// Whether a held call passes the filters (for calls that arrive live).
+    pub fn matches(&self, item: &QueueItem) -> bool {
+        (self.tool.is_empty() || item.tool == self.tool)
+            && (self.agent.is_empty() || item.agent == self.agent)
+            && (self.risk.is_empty() || item.risk == self.risk)
+            && (self.session.is_empty() || item.session_id == self.session)
+    }
+
+    pub fn filtered(&self) -> bool {
+        !(self.tool.is_empty() && self.agent.is_empty() && self.risk.is_empty() && self.session.is_empty())
+    }
+
+    /// The query string for this view (without `?`), empty values left out.
+    pub fn to_query_string(&self) -> String {
+        let page = (self.page > 0).then(|| self.page.to_string()).unwrap_or_default();
+        [
+            ("tool", self.tool.as_str()),
+            ("agent", self.agent.as_str()),
+            ("risk", self.risk.as_str()),
+            ("session", self.session.as_str()),
+            ("sort", self.sort.as_str()),
+            ("page", page.as_str()),
+        ]
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{k}={}", encode_component(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+    }
+}
+
+/// Percent-encoding for a query-string value (unreserved characters kept).
+pub fn encode_component(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// One value of a filter and how many held calls have it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Facet {
+    pub value: String,
+    pub count: u64,
+}
+
+/// One page of the queue, the true counts, and the server's clock so countdowns agree
+/// with the server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueueSnapshot {
     pub items: Vec<QueueItem>,
     pub now_ms: i64,
     /// The live-event sequence number the snapshot is current to.
     pub seq: u64,
+    /// Every held call.
+    pub total: u64,
+    /// Held calls that pass the query's filters.
+    pub matching: u64,
+    /// The page shown (zero-based) and its size.
+    pub page: u32,
+    pub page_size: u32,
+    /// Filter values with their counts (over all held calls).
+    pub tools: Vec<Facet>,
+    pub agents: Vec<Facet>,
+    pub risks: Vec<Facet>,
 }
 
 /// A recent call of the same session, for context on the review page.
@@ -208,5 +296,46 @@ pub struct GrantView {
 pub struct GrantList {
     pub active: Vec<GrantView>,
     pub ended: Vec<GrantView>,
+    pub now_ms: i64,
+}
+
+/// The stats page until its charts exist: true counts over what is recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatsSummary {
+    /// Every call ever recorded, and those held now.
+    pub calls: u64,
+    pub waiting: u64,
+    /// How many of the latest calls the breakdowns cover (at most [`STATS_WINDOW`]).
+    pub window: u64,
+    /// Outcome (status) counts among the latest calls.
+    pub statuses: Vec<Facet>,
+    /// Which layer denied, among the latest calls that were denied.
+    pub layers: Vec<Facet>,
+    /// Tools most often asked for among the latest calls.
+    pub tools: Vec<Facet>,
+    pub oldest_in_window_ms: Option<i64>,
+    pub now_ms: i64,
+}
+
+/// How many of the most recent calls the stats page breaks down.
+pub const STATS_WINDOW: u64 = 10_000;
+
+/// One audit event as the audit page lists it: who, what, which call (no event data).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEventView {
+    pub seq: i64,
+    pub at_ms: i64,
+    pub kind: String,
+    pub actor: String,
+    pub call_id: Option<String>,
+    pub session_id: Option<String>,
+}
+
+/// The audit page until search exists: the chain's length and its latest events.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditSummary {
+    /// Events in the chain (the latest sequence number: the chain has no gaps).
+    pub events: u64,
+    pub latest: Vec<AuditEventView>,
     pub now_ms: i64,
 }

@@ -3,7 +3,8 @@
 //! CSRF token as its first argument (forms carry it as a hidden field) and checks it.
 
 use super::{
-    CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueSnapshot, Role, SessionInfo, UserView, Verdict,
+    AuditSummary, CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery, QueueSnapshot, Role, SessionInfo,
+    StatsSummary, UserView, Verdict,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::{GetUrl, Json};
@@ -123,11 +124,31 @@ pub async fn set_disabled(csrf_token: String, user_id: i64, disabled: bool) -> R
         .map_err(guard::map_err)
 }
 
-/// The pending calls, oldest first.
+/// One page of the held calls with the true counts (filters, order and page in `query`).
 #[server(endpoint = "queue", input = GetUrl)]
-pub async fn get_queue() -> Result<QueueSnapshot, ServerFnError> {
+pub async fn get_queue(#[server(default)] query: QueueQuery) -> Result<QueueSnapshot, ServerFnError> {
     guard::require(READERS)?;
-    guard::backend()?.queue().await.map_err(guard::map_err)
+    guard::backend()?.queue(&query).await.map_err(guard::map_err)
+}
+
+/// The stats page's counts (the roles of the stats page may read them).
+#[server(endpoint = "stats/summary", input = GetUrl)]
+pub async fn get_stats() -> Result<StatsSummary, ServerFnError> {
+    guard::require(page_roles("/stats"))?;
+    guard::backend()?.stats_summary().await.map_err(guard::map_err)
+}
+
+/// The audit chain's length and latest events (the roles of the audit page).
+#[server(endpoint = "audit/latest", input = GetUrl)]
+pub async fn get_audit_latest() -> Result<AuditSummary, ServerFnError> {
+    guard::require(page_roles("/audit"))?;
+    guard::backend()?.audit_latest(50).await.map_err(guard::map_err)
+}
+
+/// Who may open a page, from the one table in `routes`.
+#[cfg(feature = "ssr")]
+fn page_roles(path: &str) -> &'static [Role] {
+    crate::routes::page(path).map_or(&[], |p| p.roles)
 }
 
 /// One call with everything a reviewer reads before deciding.

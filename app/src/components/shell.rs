@@ -89,20 +89,27 @@ fn SignedInBar(role: Role, username: String, csrf_token: String) -> impl IntoVie
             view! { <li><a href=path aria-current=current>{p.label}</a></li> }
         })
         .collect_view();
+    // On a phone the navigation and the account fold behind one "Menu" button (a
+    // <details>, so it works without JavaScript); on wider screens they show inline.
     view! {
-        <nav aria-label="Main">
-            <ul class="nav">{links}</ul>
-        </nav>
         <LiveConnector/>
         <LiveIndicator/>
-        <div class="who">
-            <span class="user" title="Signed in">{username}</span>
-            <span class="role-badge">{role.as_str()}</span>
-            <form method="post" action="/logout" class="inline">
-                <input type="hidden" name=CSRF_FIELD value=csrf_token/>
-                <button type="submit" class="link">"Sign out"</button>
-            </form>
-        </div>
+        <details class="menu" data-testid="menu">
+            <summary>"Menu"</summary>
+            <div class="menu-body">
+                <nav aria-label="Main">
+                    <ul class="nav">{links}</ul>
+                </nav>
+                <div class="who">
+                    <span class="user" title="Signed in">{username}</span>
+                    <span class="role-badge">{role.as_str()}</span>
+                    <form method="post" action="/logout" class="inline">
+                        <input type="hidden" name=CSRF_FIELD value=csrf_token/>
+                        <button type="submit" class="link">"Sign out"</button>
+                    </form>
+                </div>
+            </div>
+        </details>
     }
 }
 

@@ -1,9 +1,11 @@
-//! The live queue: held calls arrive and leave through the event hub without a reload.
-//! New calls are appended at the end of their sort order, so what a reviewer is reading
+//! The live queue: one page of held calls (filters, order and page in the URL) with the
+//! true counts. Held calls arrive and leave through the event hub without a reload: new
+//! ones that pass the filters are added below the page, so what a reviewer is reading
 //! does not move; calls decided elsewhere stay in place, marked with who decided.
 
 use crate::api::{
-    decide_batch, error_text, get_queue, DecisionOutcome, QueueItem, QueueSnapshot, SessionInfo, Verdict,
+    decide_batch, error_text, get_queue, DecisionOutcome, Facet, QueueItem, QueueQuery, QueueSnapshot, SessionInfo,
+    Verdict,
 };
 use crate::components::clock::{countdown, span, start_clock, Clock};
 use crate::components::live::{on_live_event, use_live};
@@ -26,18 +28,29 @@ pub fn Queue() -> impl IntoView {
 fn QueueLoader() -> impl IntoView {
     let SessionInfo { user, csrf_token: csrf } = use_session();
     let can_decide = user.is_some_and(|u| u.role.can_decide());
-    let snapshot = Resource::new(|| (), |_| get_queue());
+    let params = leptos_router::hooks::use_query_map();
+    let query = Memo::new(move |_| {
+        params.with(|p| QueueQuery {
+            tool: p.get("tool").unwrap_or_default(),
+            agent: p.get("agent").unwrap_or_default(),
+            risk: p.get("risk").unwrap_or_default(),
+            session: p.get("session").unwrap_or_default(),
+            sort: p.get("sort").unwrap_or_default(),
+            page: p.get("page").and_then(|v| v.parse().ok()).unwrap_or(0),
+        })
+    });
+    let snapshot = Resource::new(move || query.get(), get_queue);
     view! {
-        <Suspense fallback=|| view! { <p class="muted">"Loading the queue…"</p> }>
+        <Transition fallback=|| view! { <p class="muted">"Loading the queue…"</p> }>
             {move || {
                 let csrf = csrf.clone();
                 Suspend::new(async move {
                 match snapshot.await {
-                    Ok(s) => view! { <QueueView snapshot=s csrf can_decide/> }.into_any(),
+                    Ok(s) => view! { <QueueView snapshot=s query=query.get_untracked() csrf can_decide/> }.into_any(),
                     Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
                 }
             })}}
-        </Suspense>
+        </Transition>
     }
 }
 
@@ -54,6 +67,14 @@ struct Decided {
     id: String,
     status: String,
     decided_by: Option<String>,
+    #[serde(default)]
+    session_id: String,
+    #[serde(default)]
+    tool: String,
+    #[serde(default)]
+    agent: String,
+    #[serde(default)]
+    risk: String,
 }
 
 #[derive(Deserialize)]
@@ -62,14 +83,9 @@ struct Updated {
     approvals: Vec<String>,
 }
 
-fn risk_rank(r: &str) -> u8 {
-    match r {
-        "critical" => 0,
-        "high" => 1,
-        "medium" => 2,
-        _ => 3,
-    }
-}
+/// Calls that arrive live are added below the page, up to this many; beyond it the page
+/// says how many more arrived instead of growing without end.
+const LIVE_ROWS: usize = 100;
 
 /// `user:alice` → `alice` (lists joined with "and").
 pub fn who(by: &str) -> String {
@@ -79,9 +95,32 @@ pub fn who(by: &str) -> String {
         .join(" and ")
 }
 
+/// 55000 → "55,000".
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn waiting_text(total: u64) -> String {
+    match total {
+        0 => "Nothing is waiting.".to_string(),
+        1 => "1 call is waiting.".to_string(),
+        n => format!("{} calls are waiting.", grouped(n)),
+    }
+}
+
 #[component]
-fn QueueView(snapshot: QueueSnapshot, csrf: String, can_decide: bool) -> impl IntoView {
+fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decide: bool) -> impl IntoView {
     let clock: Clock = start_clock(snapshot.now_ms);
+    let page_size = snapshot.page_size.max(1) as usize;
+    let first = snapshot.page as usize * page_size;
     let rows = RwSignal::new(
         snapshot
             .items
@@ -89,22 +128,28 @@ fn QueueView(snapshot: QueueSnapshot, csrf: String, can_decide: bool) -> impl In
             .map(|item| Row { item, decided: None })
             .collect::<Vec<_>>(),
     );
-    let (f_tool, f_agent, f_risk, f_session) = (
-        RwSignal::new(String::new()),
-        RwSignal::new(String::new()),
-        RwSignal::new(String::new()),
-        RwSignal::new(String::new()),
-    );
-    let sort = RwSignal::new("oldest".to_string());
+    let shown_at_load = rows.with_untracked(Vec::len);
+    // Counts from the snapshot, kept current by the events that follow it.
+    let base_seq = StoredValue::new(snapshot.seq);
+    let total = RwSignal::new(snapshot.total);
+    let matching = RwSignal::new(snapshot.matching);
+    let more_arrived = RwSignal::new(0u64);
+    let arrived = RwSignal::new(None::<QueueItem>);
     let selected = RwSignal::new(BTreeSet::<String>::new());
     let cursor = RwSignal::new(0usize);
     let help = RwSignal::new(false);
+    let query = StoredValue::new(query);
 
-    // Reload the whole queue (on connect and when the hub says events were missed),
-    // keeping rows already marked as decided.
+    // Reload the page (on connect and when the hub says events were missed), keeping rows
+    // already marked as decided.
     let reload = move || {
+        let q = query.get_value();
         leptos::task::spawn_local(async move {
-            if let Ok(s) = get_queue().await {
+            if let Ok(s) = get_queue(q).await {
+                base_seq.set_value(s.seq);
+                total.set(s.total);
+                matching.set(s.matching);
+                more_arrived.set(0);
                 rows.update(|rs| {
                     let fresh: Vec<Row> = s.items.into_iter().map(|item| Row { item, decided: None }).collect();
                     rs.retain(|r| r.decided.is_some() && !fresh.iter().any(|f| f.item.id == r.item.id));
@@ -115,19 +160,46 @@ fn QueueView(snapshot: QueueSnapshot, csrf: String, can_decide: bool) -> impl In
             }
         });
     };
-    on_live_event(move |e| match e.kind.as_str() {
-        "hello" | "resync" => reload(),
-        "call_pending" => {
-            if let Ok(item) = serde_json::from_str::<QueueItem>(&e.data) {
+    on_live_event(move |e| {
+        let fresh = e.seq > base_seq.get_value();
+        match e.kind.as_str() {
+            "hello" | "resync" => reload(),
+            "call_pending" => {
+                let Ok(item) = serde_json::from_str::<QueueItem>(&e.data) else { return };
+                if fresh {
+                    total.update(|t| *t += 1);
+                }
+                if !query.with_value(|q| q.matches(&item)) {
+                    return;
+                }
+                if fresh {
+                    matching.update(|m| *m += 1);
+                }
+                arrived.set(Some(item.clone()));
                 rows.update(|rs| {
-                    if !rs.iter().any(|r| r.item.id == item.id) {
+                    if rs.iter().any(|r| r.item.id == item.id) {
+                        return;
+                    }
+                    if rs.len() < shown_at_load + LIVE_ROWS {
                         rs.push(Row { item, decided: None });
+                    } else {
+                        more_arrived.update(|n| *n += 1);
                     }
                 });
             }
-        }
-        "call_decided" => {
-            if let Ok(d) = serde_json::from_str::<Decided>(&e.data) {
+            "call_decided" => {
+                let Ok(d) = serde_json::from_str::<Decided>(&e.data) else { return };
+                if fresh {
+                    total.update(|t| *t = t.saturating_sub(1));
+                    let q = query.get_value();
+                    let matches = (q.tool.is_empty() || q.tool == d.tool)
+                        && (q.agent.is_empty() || q.agent == d.agent)
+                        && (q.risk.is_empty() || q.risk == d.risk)
+                        && (q.session.is_empty() || q.session == d.session_id);
+                    if matches {
+                        matching.update(|m| *m = m.saturating_sub(1));
+                    }
+                }
                 rows.update(|rs| {
                     if let Some(r) = rs.iter_mut().find(|r| r.item.id == d.id) {
                         r.decided = Some((d.status, d.decided_by.unwrap_or_else(|| "system".into())));
@@ -137,41 +209,18 @@ fn QueueView(snapshot: QueueSnapshot, csrf: String, can_decide: bool) -> impl In
                     s.remove(&d.id);
                 });
             }
-        }
-        "call_updated" => {
-            if let Ok(u) = serde_json::from_str::<Updated>(&e.data) {
-                rows.update(|rs| {
-                    if let Some(r) = rs.iter_mut().find(|r| r.item.id == u.id) {
-                        r.item.approvals = u.approvals;
-                    }
-                });
+            "call_updated" => {
+                if let Ok(u) = serde_json::from_str::<Updated>(&e.data) {
+                    rows.update(|rs| {
+                        if let Some(r) = rs.iter_mut().find(|r| r.item.id == u.id) {
+                            r.item.approvals = u.approvals;
+                        }
+                    });
+                }
             }
+            _ => {}
         }
-        _ => {}
     });
-
-    let visible = Memo::new(move |_| {
-        let (t, a, k, s) = (f_tool.get(), f_agent.get(), f_risk.get(), f_session.get());
-        let mut v: Vec<Row> = rows
-            .get()
-            .into_iter()
-            .filter(|r| {
-                (t.is_empty() || r.item.tool == t)
-                    && (a.is_empty() || r.item.agent == a)
-                    && (k.is_empty() || r.item.risk == k)
-                    && (s.is_empty() || r.item.session_id == s)
-            })
-            .collect();
-        match sort.get().as_str() {
-            "expiry" => v.sort_by_key(|r| (r.item.expires_at_ms.unwrap_or(i64::MAX), r.item.created_at_ms)),
-            "risk" => v.sort_by_key(|r| (risk_rank(&r.item.risk), r.item.created_at_ms)),
-            _ => v.sort_by_key(|r| r.item.created_at_ms),
-        }
-        v
-    });
-    let waiting = Memo::new(move |_| rows.with(|rs| rs.iter().filter(|r| r.decided.is_none()).count()));
-    let options =
-        move |f: fn(&QueueItem) -> String| rows.with(|rs| rs.iter().map(|r| f(&r.item)).collect::<BTreeSet<_>>());
 
     // Keyboard: j/k move, Enter opens, x selects, ? shows the keys.
     #[cfg(feature = "hydrate")]
@@ -187,17 +236,17 @@ fn QueueView(snapshot: QueueSnapshot, csrf: String, can_decide: bool) -> impl In
             if typing || e.ctrl_key() || e.meta_key() || e.alt_key() {
                 return;
             }
-            let n = visible.with_untracked(Vec::len);
+            let n = rows.with_untracked(Vec::len);
             match e.key().as_str() {
                 "j" if n > 0 => cursor.update(|c| *c = (*c + 1).min(n - 1)),
                 "k" => cursor.update(|c| *c = c.saturating_sub(1)),
                 "Enter" => {
-                    if let Some(r) = visible.with_untracked(|v| v.get(cursor.get_untracked()).cloned()) {
+                    if let Some(r) = rows.with_untracked(|v| v.get(cursor.get_untracked()).cloned()) {
                         navigate(&format!("/calls/{}", r.item.id), Default::default());
                     }
                 }
                 "x" if can_decide => {
-                    if let Some(r) = visible.with_untracked(|v| v.get(cursor.get_untracked()).cloned()) {
+                    if let Some(r) = rows.with_untracked(|v| v.get(cursor.get_untracked()).cloned()) {
                         if r.decided.is_none() {
                             selected.update(|s| {
                                 if !s.remove(&r.item.id) {
@@ -216,58 +265,161 @@ fn QueueView(snapshot: QueueSnapshot, csrf: String, can_decide: bool) -> impl In
         on_cleanup(move || handle.remove());
     }
 
-    let filter = move |label: &'static str, id: &'static str, sig: RwSignal<String>, f: fn(&QueueItem) -> String| {
-        view! {
-            <label for=id>{label}</label>
-            <select id=id on:change=move |e| sig.set(event_target_value(&e)) prop:value=move || sig.get()>
-                <option value="">"All"</option>
-                {move || options(f).into_iter().map(|v| {
-                    let selected = sig.get_untracked() == v;
-                    view! { <option value=v.clone() selected=selected>{v.clone()}</option> }
-                }).collect_view()}
-            </select>
+    let q = query.get_value();
+    let page = snapshot.page;
+    let pages = snapshot.matching.div_ceil(page_size as u64).max(1);
+    let link = move |page: u32| {
+        let mut q = query.get_value();
+        q.page = page;
+        match q.to_query_string() {
+            s if s.is_empty() => "/queue".to_string(),
+            s => format!("/queue?{s}"),
         }
     };
+    let range = if snapshot.matching == 0 {
+        String::new()
+    } else {
+        format!(
+            "{}–{} of {}",
+            grouped(first as u64 + 1),
+            grouped((first + shown_at_load) as u64),
+            grouped(snapshot.matching)
+        )
+    };
+    let pager = (pages > 1).then(|| {
+        view! {
+            <nav class="pager" aria-label="Pages" data-testid="pager">
+                {(page > 0).then(|| view! { <a href=link(page - 1) rel="prev">"‹ Previous"</a> })}
+                <span>{format!("Page {} of {} · {range}", page + 1, grouped(pages))}</span>
+                {(u64::from(page) + 1 < pages).then(|| view! { <a href=link(page + 1) rel="next">"Next ›"</a> })}
+            </nav>
+        }
+    });
+    let active = [&q.tool, &q.agent, &q.risk, &q.session].iter().filter(|v| !v.is_empty()).count();
+    let facets = (snapshot.tools, snapshot.agents, snapshot.risks);
 
     view! {
-        <Title text=move || match waiting.get() { 0 => "Queue".to_string(), n => format!("({n}) Queue") }/>
+        <Title text=move || match total.get() { 0 => "Queue".to_string(), n => format!("({n}) Queue") }/>
         <div class="page-head">
             <h1>"Queue"</h1>
             <p class="muted" data-testid="queue-count" aria-live="polite">
-                {move || match waiting.get() { 0 => "Nothing is waiting.".to_string(), 1 => "1 call is waiting.".to_string(), n => format!("{n} calls are waiting.") }}
+                {move || waiting_text(total.get())}
+                {move || query.with_value(QueueQuery::filtered).then(|| {
+                    format!(" {} match the filters.", grouped(matching.get()))
+                })}
             </p>
-            <NotifyToggle rows/>
+            <NotifyToggle arrived/>
         </div>
-        <section class="card filters" aria-label="Filter and sort">
-            {filter("Tool", "f-tool", f_tool, |i| i.tool.clone())}
-            {filter("Agent", "f-agent", f_agent, |i| i.agent.clone())}
-            {filter("Risk", "f-risk", f_risk, |i| i.risk.clone())}
-            {filter("Session", "f-session", f_session, |i| i.session_id.clone())}
-            <label for="f-sort">"Sort"</label>
-            <select id="f-sort" on:change=move |e| sort.set(event_target_value(&e))>
-                <option value="oldest">"Oldest first"</option>
-                <option value="expiry">"Expiring soonest"</option>
-                <option value="risk">"Highest risk"</option>
-            </select>
-        </section>
+        <QueueFilters facets query=q active/>
         {can_decide.then(|| view! { <BatchBar selected csrf=csrf.clone()/> })}
         <section aria-labelledby="pending-h">
             <h2 id="pending-h" class="sr-only">"Waiting for a decision"</h2>
-            <Show when=move || visible.with(|v| v.is_empty())>
-                <p class="card muted" data-testid="queue-empty">"No calls are waiting."</p>
+            <Show when=move || rows.with(Vec::is_empty)>
+                <p class="card muted" data-testid="queue-empty">
+                    {move || if total.get() == 0 { "No calls are waiting." } else { "No waiting call matches the filters." }}
+                </p>
             </Show>
-            <ol class="queue" data-testid="queue">
+            <ol class="queue" data-testid="queue" start=(first + 1).to_string()>
                 <For
-                    each=move || visible.get().into_iter().enumerate()
+                    each=move || rows.get().into_iter().enumerate()
                     key=|(i, r)| (*i, r.item.id.clone(), r.decided.clone(), r.item.approvals.len())
                     children=move |(i, r)| view! { <QueueRow row=r index=i cursor selected clock can_decide/> }
                 />
             </ol>
+            <Show when=move || { more_arrived.get() > 0 }>
+                <p class="card muted" data-testid="more-arrived">
+                    {move || format!("{} more arrived since this page was loaded. ", grouped(more_arrived.get()))}
+                    <a href=link(page)>"Reload"</a>
+                </p>
+            </Show>
+            {pager}
         </section>
         <Show when=move || help.get()>
             <KeyHelp help/>
         </Show>
         <LiveFooter/>
+    }
+}
+
+/// Filters and order as a plain GET form (works without JavaScript); with JavaScript a
+/// change applies at once. On a phone the form is folded behind one button.
+#[component]
+fn QueueFilters(facets: (Vec<Facet>, Vec<Facet>, Vec<Facet>), query: QueueQuery, active: usize) -> impl IntoView {
+    let (tools, agents, risks) = facets;
+    // The router's navigate is not Send: kept in the browser only, where events happen.
+    #[cfg(feature = "hydrate")]
+    let navigate = StoredValue::new_local(leptos_router::hooks::use_navigate());
+    let current = StoredValue::new(query.clone());
+    let session = RwSignal::new(query.session.clone());
+    let go = move |edit: &dyn Fn(&mut QueueQuery)| {
+        let mut q = current.get_value();
+        edit(&mut q);
+        q.page = 0;
+        let s = q.to_query_string();
+        let url = if s.is_empty() { "/queue".to_string() } else { format!("/queue?{s}") };
+        #[cfg(feature = "hydrate")]
+        navigate.with_value(|n| n(&url, Default::default()));
+        #[cfg(not(feature = "hydrate"))]
+        let _ = url;
+    };
+    let select = move |label: &'static str, name: &'static str, facets: Vec<Facet>, value: String| {
+        let on_change = move |e: leptos::ev::Event| {
+            let v = event_target_value(&e);
+            go(&|q: &mut QueueQuery| match name {
+                "tool" => q.tool = v.clone(),
+                "agent" => q.agent = v.clone(),
+                _ => q.risk = v.clone(),
+            });
+        };
+        let id = format!("f-{name}");
+        // A value asked for in the URL stays selectable even when no held call has it.
+        let missing = (!value.is_empty() && !facets.iter().any(|f| f.value == value)).then(|| value.clone());
+        view! {
+            <label for=id.clone()>{label}</label>
+            <select id=id name=name on:change=on_change>
+                <option value="">"All"</option>
+                {missing.map(|v| view! { <option value=v.clone() selected=true>{format!("{v} (0)")}</option> })}
+                {facets.into_iter().map(|f| {
+                    let selected = f.value == value;
+                    view! { <option value=f.value.clone() selected=selected>{format!("{} ({})", f.value, grouped(f.count))}</option> }
+                }).collect_view()}
+            </select>
+        }
+    };
+    let sort_change = move |e: leptos::ev::Event| {
+        let v = event_target_value(&e);
+        go(&|q: &mut QueueQuery| q.sort = v.clone());
+    };
+    let submit = move |e: leptos::ev::SubmitEvent| {
+        e.prevent_default();
+        let v = session.get_untracked().trim().to_string();
+        go(&|q: &mut QueueQuery| q.session = v.clone());
+    };
+    let sort = query.sort.clone();
+    let summary = match active {
+        0 => "Filters and order".to_string(),
+        n => format!("Filters ({n} on) and order"),
+    };
+    view! {
+        <details class="card fold" data-testid="filters">
+            <summary>{summary}</summary>
+            <form class="filters" method="get" action="/queue" aria-label="Filter and sort" on:submit=submit>
+                {select("Tool", "tool", tools, query.tool.clone())}
+                {select("Agent", "agent", agents, query.agent.clone())}
+                {select("Risk", "risk", risks, query.risk.clone())}
+                <label for="f-session">"Session"</label>
+                <input id="f-session" name="session" type="search" placeholder="session id"
+                    prop:value=move || session.get() on:input=move |e| session.set(event_target_value(&e))/>
+                <label for="f-sort">"Sort"</label>
+                <select id="f-sort" name="sort" on:change=sort_change>
+                    <option value="oldest" selected=sort.is_empty() || sort == "oldest">"Oldest first"</option>
+                    <option value="expiry" selected=sort == "expiry">"Expiring soonest"</option>
+                    <option value="risk" selected=sort == "risk">"Highest risk"</option>
+                </select>
+                <button type="submit">"Apply"</button>
+                {(active > 0).then(|| view! { <a href="/queue">"Clear"</a> })}
+            </form>
+        </details>
     }
 }
 
@@ -366,7 +518,7 @@ fn BatchBar(selected: RwSignal<BTreeSet<String>>, csrf: String) -> impl IntoView
     });
     let count = move || selected.with(BTreeSet::len);
     view! {
-        <section class="card batch" aria-label="Batch decision" data-testid="batch-bar">
+        <section class="card batch" class:idle=move || count() == 0 aria-label="Batch decision" data-testid="batch-bar">
             <span>{move || format!("{} selected", count())}</span>
             <button
                 type="button"
@@ -413,28 +565,22 @@ fn BatchResults(outs: Vec<DecisionOutcome>) -> impl IntoView {
 
 /// Optional desktop notifications for new held calls while the tab is in the background.
 #[component]
-fn NotifyToggle(rows: RwSignal<Vec<Row>>) -> impl IntoView {
+fn NotifyToggle(arrived: RwSignal<Option<QueueItem>>) -> impl IntoView {
     let enabled = RwSignal::new(false);
     #[cfg(feature = "hydrate")]
     {
         enabled.set(web_sys::Notification::permission() == web_sys::NotificationPermission::Granted);
-        let known = StoredValue::new(rows.with_untracked(|r| r.len()));
         Effect::new(move |_| {
-            let n = rows.with(|r| r.len());
-            let before = known.get_value();
-            known.set_value(n);
-            let hidden = document().hidden();
-            if n > before && enabled.get_untracked() && hidden {
-                if let Some(r) = rows.with_untracked(|r| r.last().cloned()) {
-                    let opts = web_sys::NotificationOptions::new();
-                    opts.set_body(&r.item.reason);
-                    let _ = web_sys::Notification::new_with_options(&format!("Held: {}", r.item.tool), &opts);
-                }
+            let Some(item) = arrived.get() else { return };
+            if enabled.get_untracked() && document().hidden() {
+                let opts = web_sys::NotificationOptions::new();
+                opts.set_body(&item.reason);
+                let _ = web_sys::Notification::new_with_options(&format!("Held: {}", item.tool), &opts);
             }
         });
     }
     #[cfg(not(feature = "hydrate"))]
-    let _ = rows;
+    let _ = arrived;
     let ask = move |_| {
         #[cfg(feature = "hydrate")]
         {

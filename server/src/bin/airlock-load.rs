@@ -34,12 +34,17 @@ struct Args {
     rate: Option<u64>,
     seconds: u64,
     server_pid: Option<u32>,
+    /// Stop after this many calls (closed loop).
+    total: Option<u64>,
+    /// Send only calls the demo policy holds for a reviewer (fills a queue).
+    held: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut a = std::env::args().skip(1);
     let (mut url, mut agent, mut secret) = ("http://127.0.0.1:3000".to_string(), "load".to_string(), None);
     let (mut concurrency, mut rate, mut seconds, mut server_pid) = (64usize, None, 10u64, None);
+    let (mut total, mut held) = (None, false);
     while let Some(k) = a.next() {
         let mut v = || a.next().ok_or(format!("{k} needs a value"));
         match k.as_str() {
@@ -50,6 +55,12 @@ fn parse_args() -> Result<Args, String> {
             "--rate" => rate = Some(v()?.parse().map_err(|_| "--rate: a number")?),
             "--seconds" => seconds = v()?.parse().map_err(|_| "--seconds: a number")?,
             "--server-pid" => server_pid = Some(v()?.parse().map_err(|_| "--server-pid: a process id")?),
+            "--total" => total = Some(v()?.parse().map_err(|_| "--total: a number")?),
+            "--mix" => match v()?.as_str() {
+                "held" => held = true,
+                "demo" => held = false,
+                _ => return Err("--mix: demo or held".into()),
+            },
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -67,7 +78,28 @@ fn parse_args() -> Result<Args, String> {
         rate,
         seconds,
         server_pid,
+        total,
+        held,
     })
+}
+
+/// Calls the demo policy holds for a reviewer, over several tools, risks and sessions.
+fn held_mix() -> Vec<Bytes> {
+    let calls = [
+        ("write_file", json!({"path": "out/report.md", "content": "# Report"})),
+        ("execute_command", json!({"command": "ls -la src", "cwd": "/srv/agent/workspace"})),
+        ("write_file", json!({"path": "out/summary.md", "content": "# Summary"})),
+        ("refund_order", json!({"order_id": "AB12345678", "amount": 7500})),
+    ];
+    (0..64)
+        .map(|i| {
+            let (tool, args) = &calls[i % calls.len()];
+            json!({"session_id": format!("queue-{}", i % 16), "tool": tool, "arguments": args,
+                   "reason": "load test", "context": {"trust": "isolated"}})
+            .to_string()
+            .into()
+        })
+        .collect()
 }
 
 /// The demo mix of calls the policy decides on its own (allowed and denied).
@@ -239,7 +271,8 @@ async fn main() {
         authority,
         idle: Mutex::default(),
     });
-    let bodies = Arc::new(mix());
+    let bodies = Arc::new(if a.held { held_mix() } else { mix() });
+    let limit = a.total.unwrap_or(u64::MAX);
     let stats = Arc::new(Stats {
         latencies_us: Mutex::new(Vec::with_capacity(1 << 20)),
         ok: AtomicU64::new(0),
@@ -271,6 +304,9 @@ async fn main() {
                 workers.push(tokio::spawn(async move {
                     while Instant::now() < end {
                         let i = n.fetch_add(1, Ordering::Relaxed);
+                        if i >= limit {
+                            break;
+                        }
                         one(&p, &a, &b[i as usize % b.len()], i, &s, Instant::now()).await;
                     }
                 }));
