@@ -28,8 +28,10 @@ echo "# holding $HELD calls" >&2
 "$BIN/airlock-load" --url "http://127.0.0.1:$PORT" --agent load --secret "$SECRET" --mix held \
   --total "$HELD" --seconds 3600 --concurrency 64 >&2
 BASE="http://127.0.0.1:$PORT"
-curl -fsS -c "$WORK/jar" -o /dev/null -H "Origin: $BASE" --data-urlencode username=bench \
-  --data-urlencode "password=bench password 0123456789" "$BASE/login"
+# Sign in as a browser does: the form's CSRF token first, then the credentials.
+TOKEN="$(curl -fsS -c "$WORK/jar" "$BASE/login" | grep -o 'name="csrf_token" value="[^"]*"' | head -1 | sed 's/.*value="//;s/"$//')"
+curl -fsS -b "$WORK/jar" -c "$WORK/jar" -o /dev/null -H "Origin: $BASE" --data-urlencode username=bench \
+  --data-urlencode "password=bench password 0123456789" --data-urlencode "csrf_token=$TOKEN" "$BASE/login"
 measure() {
   local name="$1" path="$2" times=()
   curl -fsS -b "$WORK/jar" -o "$WORK/body" "$BASE$path"   # warm the page cache once

@@ -3,8 +3,8 @@
 //! Leptos context of every request.
 
 use super::{
-    AuditSummary, CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery, QueueSnapshot, Role, StatsSummary,
-    UserView, Verdict,
+    AuditSummary, CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery, QueueSnapshot, Role,
+    StatsSummary, UserView, Verdict,
 };
 use std::sync::Arc;
 

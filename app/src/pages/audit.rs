@@ -11,7 +11,6 @@ use leptos_meta::Title;
 
 #[component]
 pub fn Audit() -> impl IntoView {
-    let summary = Resource::new(|| (), |_| get_audit_latest());
     view! {
         <Title text="Audit"/>
         <Guarded path="/audit">
@@ -20,15 +19,24 @@ pub fn Audit() -> impl IntoView {
                 "Coming next on this page: full-text search with filters, per-session traces, "
                 "export as JSONL and CSV, and verification of the hash chain."
             </p>
-            <Suspense fallback=|| view! { <p class="muted">"Reading the audit trail…"</p> }>
-                {move || Suspend::new(async move {
-                    match summary.await {
-                        Ok(s) => view! { <AuditView s/> }.into_any(),
-                        Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            <AuditLoader/>
         </Guarded>
+    }
+}
+
+/// The resource lives inside the guard: a page someone may not open starts no query.
+#[component]
+fn AuditLoader() -> impl IntoView {
+    let summary = Resource::new(|| (), |_| get_audit_latest());
+    view! {
+        <Suspense fallback=|| view! { <p class="muted">"Reading the audit trail…"</p> }>
+            {move || Suspend::new(async move {
+                match summary.await {
+                    Ok(s) => view! { <AuditView s/> }.into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                }
+            })}
+        </Suspense>
     }
 }
 

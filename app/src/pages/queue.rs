@@ -165,7 +165,9 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
         match e.kind.as_str() {
             "hello" | "resync" => reload(),
             "call_pending" => {
-                let Ok(item) = serde_json::from_str::<QueueItem>(&e.data) else { return };
+                let Ok(item) = serde_json::from_str::<QueueItem>(&e.data) else {
+                    return;
+                };
                 if fresh {
                     total.update(|t| *t += 1);
                 }
@@ -188,7 +190,9 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
                 });
             }
             "call_decided" => {
-                let Ok(d) = serde_json::from_str::<Decided>(&e.data) else { return };
+                let Ok(d) = serde_json::from_str::<Decided>(&e.data) else {
+                    return;
+                };
                 if fresh {
                     total.update(|t| *t = t.saturating_sub(1));
                     let q = query.get_value();
@@ -295,7 +299,10 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
             </nav>
         }
     });
-    let active = [&q.tool, &q.agent, &q.risk, &q.session].iter().filter(|v| !v.is_empty()).count();
+    let active = [&q.tool, &q.agent, &q.risk, &q.session]
+        .iter()
+        .filter(|v| !v.is_empty())
+        .count();
     let facets = (snapshot.tools, snapshot.agents, snapshot.risks);
 
     view! {
@@ -356,7 +363,11 @@ fn QueueFilters(facets: (Vec<Facet>, Vec<Facet>, Vec<Facet>), query: QueueQuery,
         edit(&mut q);
         q.page = 0;
         let s = q.to_query_string();
-        let url = if s.is_empty() { "/queue".to_string() } else { format!("/queue?{s}") };
+        let url = if s.is_empty() {
+            "/queue".to_string()
+        } else {
+            format!("/queue?{s}")
+        };
         #[cfg(feature = "hydrate")]
         navigate.with_value(|n| n(&url, Default::default()));
         #[cfg(not(feature = "hydrate"))]

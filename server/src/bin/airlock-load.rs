@@ -87,7 +87,10 @@ fn parse_args() -> Result<Args, String> {
 fn held_mix() -> Vec<Bytes> {
     let calls = [
         ("write_file", json!({"path": "out/report.md", "content": "# Report"})),
-        ("execute_command", json!({"command": "ls -la src", "cwd": "/srv/agent/workspace"})),
+        (
+            "execute_command",
+            json!({"command": "ls -la src", "cwd": "/srv/agent/workspace"}),
+        ),
         ("write_file", json!({"path": "out/summary.md", "content": "# Summary"})),
         ("refund_order", json!({"order_id": "AB12345678", "amount": 7500})),
     ];
