@@ -7,6 +7,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
+source scripts/env.sh
 SECONDS_PER_RUN="${1:-10}"
 cargo build --release --locked -p server --bin airlock --bin airlock-load >&2
 BIN="$ROOT/target/release"

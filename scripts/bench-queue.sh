@@ -5,13 +5,20 @@
 # API, several orders and pages. Prints per request kind the median and slowest of
 # `curl`'s total time on loopback (the server's time plus well under a millisecond).
 #   scripts/bench-queue.sh [HELD] [REPEATS]
+# PROFILE=dev measures the dev-profile server that scripts/run.sh starts (default: release).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
+source scripts/env.sh
 HELD="${1:-50000}"
 REPEATS="${2:-20}"
-cargo build --release --locked -p server --bin airlock --bin airlock-load >&2
-BIN="$ROOT/target/release"
+if [ "${PROFILE:-release}" = dev ]; then
+  cargo build --locked -p server --bin airlock --bin airlock-load >&2
+  BIN="$ROOT/target/debug"
+else
+  cargo build --release --locked -p server --bin airlock --bin airlock-load >&2
+  BIN="$ROOT/target/release"
+fi
 WORK="$(mktemp -d)"
 trap 'kill "${PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
@@ -41,7 +48,6 @@ measure() {
   printf '%s\n' "${times[@]}" | sort -n | awk -v n="$name" -v p="$path" -v b="$(wc -c <"$WORK/body")" \
     '{t[NR]=$1} END {printf "{\"request\":\"%s\",\"path\":\"%s\",\"median_ms\":%.1f,\"max_ms\":%.1f,\"bytes\":%d}\n", n, p, t[int((NR+1)/2)]*1000, t[NR]*1000, b}'
 }
-grep -q "calls are waiting\|call is waiting" "$WORK/body" 2>/dev/null || true
 measure "queue page (SSR, oldest first)" "/queue"
 measure "queue page, highest risk first" "/queue?sort=risk"
 measure "queue page, expiring soonest" "/queue?sort=expiry"
