@@ -138,7 +138,11 @@ impl QueueQuery {
 
     /// The query string for this view (without `?`), empty values left out.
     pub fn to_query_string(&self) -> String {
-        let page = (self.page > 0).then(|| self.page.to_string()).unwrap_or_default();
+        let page = if self.page > 0 {
+            self.page.to_string()
+        } else {
+            String::new()
+        };
         [
             ("tool", self.tool.as_str()),
             ("agent", self.agent.as_str()),
@@ -338,4 +342,55 @@ pub struct AuditSummary {
     pub events: u64,
     pub latest: Vec<AuditEventView>,
     pub now_ms: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{QueueItem, QueueQuery};
+
+    #[test]
+    fn a_queue_view_round_trips_through_its_url() {
+        let q = QueueQuery {
+            tool: "write_file".into(),
+            session: "a b&c=d".into(),
+            sort: "risk".into(),
+            page: 2,
+            ..Default::default()
+        };
+        assert_eq!(
+            q.to_query_string(),
+            "tool=write_file&session=a%20b%26c%3Dd&sort=risk&page=2"
+        );
+        assert_eq!(QueueQuery::default().to_query_string(), "");
+        assert!(q.filtered() && !QueueQuery::default().filtered());
+    }
+
+    #[test]
+    fn live_calls_are_matched_against_the_filters() {
+        let item = QueueItem {
+            id: "tc_1".into(),
+            agent: "bot".into(),
+            session_id: "s".into(),
+            tool: "write_file".into(),
+            server: None,
+            risk: "medium".into(),
+            destructive: false,
+            rule: None,
+            reason: String::new(),
+            blocked_by: None,
+            created_at_ms: 0,
+            expires_at_ms: None,
+            approvers_required: 1,
+            approvals: vec![],
+        };
+        let by = |tool: &str, risk: &str| QueueQuery {
+            tool: tool.into(),
+            risk: risk.into(),
+            ..Default::default()
+        };
+        assert!(by("", "").matches(&item));
+        assert!(by("write_file", "medium").matches(&item));
+        assert!(!by("write_file", "high").matches(&item));
+        assert!(!by("read_file", "").matches(&item));
+    }
 }

@@ -100,7 +100,7 @@ pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -646,5 +646,21 @@ fn LiveFooter() -> impl IntoView {
             " events · latest "<span data-testid="last-event">{last}</span>
             " · press "<kbd>"?"</kbd>" for keys"
         </footer>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{grouped, waiting_text};
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(55_000), "55,000");
+        assert_eq!(grouped(1_234_567), "1,234,567");
+        assert_eq!(waiting_text(50_000), "50,000 calls are waiting.");
+        assert_eq!(waiting_text(1), "1 call is waiting.");
     }
 }

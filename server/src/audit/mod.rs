@@ -269,6 +269,24 @@ pub async fn verify(db: &crate::store::Db) -> Result<Verification, sqlx::Error> 
     })
 }
 
+/// The chain's length (its latest sequence number: sequence numbers have no gaps) and
+/// its `limit` latest events as (seq, at, kind, actor, call, session), newest first.
+pub async fn latest(
+    db: &crate::store::Db,
+    limit: i64,
+) -> Result<(i64, Vec<(i64, i64, String, String, Option<String>, Option<String>)>), sqlx::Error> {
+    let (len,): (i64,) = sqlx::query_as("SELECT coalesce(max(seq), 0) FROM audit_events")
+        .fetch_one(db)
+        .await?;
+    let rows = sqlx::query_as(
+        "SELECT seq, at_ms, kind, actor, call_id, session_id FROM audit_events ORDER BY seq DESC LIMIT ?",
+    )
+    .bind(limit)
+    .fetch_all(db)
+    .await?;
+    Ok((len, rows))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,22 +354,4 @@ mod tests {
             event_hash(1, 1, "k", "a", None, None, &b, GENESIS)
         );
     }
-}
-
-/// The chain's length (its latest sequence number: sequence numbers have no gaps) and
-/// its `limit` latest events as (seq, at, kind, actor, call, session), newest first.
-pub async fn latest(
-    db: &crate::store::Db,
-    limit: i64,
-) -> Result<(i64, Vec<(i64, i64, String, String, Option<String>, Option<String>)>), sqlx::Error> {
-    let (len,): (i64,) = sqlx::query_as("SELECT coalesce(max(seq), 0) FROM audit_events")
-        .fetch_one(db)
-        .await?;
-    let rows = sqlx::query_as(
-        "SELECT seq, at_ms, kind, actor, call_id, session_id FROM audit_events ORDER BY seq DESC LIMIT ?",
-    )
-    .bind(limit)
-    .fetch_all(db)
-    .await?;
-    Ok((len, rows))
 }
