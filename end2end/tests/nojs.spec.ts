@@ -1,4 +1,5 @@
 import { expect, test } from '@playwright/test';
+import { propose, session } from './agent';
 import { navLabels, PASSWORD, signIn, USERS } from './helpers';
 
 // The same flows with JavaScript off: pages are complete server-rendered HTML and every
@@ -34,4 +35,23 @@ test('wrong password without JavaScript', async ({ page }) => {
   await page.getByLabel('Password').fill('wrong');
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page.getByTestId('login-error')).toBeVisible();
+});
+
+test('queue filters, order and pages work without JavaScript (a plain GET form)', async ({ page }) => {
+  const s = session('nojs-filter');
+  for (const amount of [7500, 8000]) {
+    const r = await propose({ session_id: s, tool: 'refund_order', arguments: { order_id: 'AB12345678', amount } });
+    expect(r.status).toBe('pending');
+  }
+  await signIn(page, USERS.reviewer);
+  await page.getByLabel('Session', { exact: true }).fill(s);
+  await page.getByLabel('Sort', { exact: true }).selectOption('risk');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await expect(page).toHaveURL(new RegExp(`session=${s}`));
+  await expect(page).toHaveURL(/sort=risk/);
+  await expect(page.getByTestId('queue-count')).toContainText('2 match the filters.');
+  await expect(page.getByTestId('queue-row')).toHaveCount(2);
+  await page.screenshot({ path: 'screenshots/nojs-queue-filtered.png', fullPage: true });
+  await page.getByRole('link', { name: 'Clear' }).click();
+  await expect(page).toHaveURL(/\/queue$/);
 });
