@@ -8,12 +8,13 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 source scripts/env.sh
+source scripts/lib.sh
 SECONDS_PER_RUN="${1:-10}"
 cargo build --release --locked -p server --bin airlock --bin airlock-load >&2
 BIN="$ROOT/target/release"
 WORK="$(mktemp -d)"
 trap 'kill "${PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 export AIRLOCK_DATABASE_URL="sqlite://$WORK/bench.db" AIRLOCK_KEY_FILE="$WORK/bench.key" \
        AIRLOCK_BIND="127.0.0.1:$PORT" AIRLOCK_LOG_LEVEL=warn AIRLOCK_COOKIE_SECURE=false \
        AIRLOCK_SITE_ROOT="$WORK/site" AIRLOCK_POLICY_FILE="$ROOT/policies/demo.toml" \
@@ -21,7 +22,7 @@ export AIRLOCK_DATABASE_URL="sqlite://$WORK/bench.db" AIRLOCK_KEY_FILE="$WORK/be
 SECRET="$("$BIN/airlock" agent add load | tail -n1)"
 "$BIN/airlock" serve >"$WORK/server.log" 2>&1 &
 PID=$!
-for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+wait_ready "http://127.0.0.1:$PORT"
 load() { "$BIN/airlock-load" --url "http://127.0.0.1:$PORT" --agent load --secret "$SECRET" --server-pid "$PID" "$@"; }
 echo "# warm-up" >&2
 load --seconds 2 --concurrency 32 >/dev/null

@@ -10,6 +10,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 source scripts/env.sh
+source scripts/lib.sh
 HELD="${1:-50000}"
 REPEATS="${2:-20}"
 if [ "${PROFILE:-release}" = dev ]; then
@@ -21,7 +22,7 @@ else
 fi
 WORK="$(mktemp -d)"
 trap 'kill "${PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 export AIRLOCK_DATABASE_URL="sqlite://$WORK/bench.db" AIRLOCK_KEY_FILE="$WORK/bench.key" \
        AIRLOCK_BIND="127.0.0.1:$PORT" AIRLOCK_LOG_LEVEL=warn AIRLOCK_COOKIE_SECURE=false \
        AIRLOCK_SITE_ROOT="${AIRLOCK_SITE_ROOT:-$ROOT/target/site}" AIRLOCK_POLICY_FILE="$ROOT/policies/demo.toml" \
@@ -30,15 +31,12 @@ SECRET="$("$BIN/airlock" agent add load | tail -n1)"
 echo "bench password 0123456789" | "$BIN/airlock" user add bench --role reviewer --password-stdin >/dev/null
 "$BIN/airlock" serve >"$WORK/server.log" 2>&1 &
 PID=$!
-for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+wait_ready "http://127.0.0.1:$PORT"
 echo "# holding $HELD calls" >&2
 "$BIN/airlock-load" --url "http://127.0.0.1:$PORT" --agent load --secret "$SECRET" --mix held \
   --total "$HELD" --seconds 3600 --concurrency 64 >&2
 BASE="http://127.0.0.1:$PORT"
-# Sign in as a browser does: the form's CSRF token first, then the credentials.
-TOKEN="$(curl -fsS -c "$WORK/jar" "$BASE/login" | grep -o 'name="csrf_token" value="[^"]*"' | head -1 | sed 's/.*value="//;s/"$//')"
-curl -fsS -b "$WORK/jar" -c "$WORK/jar" -o /dev/null -H "Origin: $BASE" --data-urlencode username=bench \
-  --data-urlencode "password=bench password 0123456789" --data-urlencode "csrf_token=$TOKEN" "$BASE/login"
+[ "$(sign_in "$BASE" "$WORK/jar" bench "bench password 0123456789")" = 200 ] || { echo "sign-in failed" >&2; exit 1; }
 measure() {
   local name="$1" path="$2" times=()
   curl -fsS -b "$WORK/jar" -o "$WORK/body" "$BASE$path"   # warm the page cache once

@@ -4,9 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
+source scripts/lib.sh
 bash scripts/build.sh
 work="$(mktemp -d)"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 export AIRLOCK_DATABASE_URL="sqlite://$work/airlock.db"
 export AIRLOCK_KEY_FILE="$work/airlock.key"
 export AIRLOCK_BIND="127.0.0.1:$port"
@@ -27,11 +28,7 @@ export AIRLOCK_E2E_AGENT_SECRET
 pid=$!
 cleanup() { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-for _ in $(seq 1 100); do
-  curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-  sleep 0.1
-done
-curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null || { cat "$work/server.log"; exit 1; }
+wait_ready "http://127.0.0.1:$port" || { cat "$work/server.log"; exit 1; }
 export AIRLOCK_BASE_URL="http://127.0.0.1:$port"
 mkdir -p end2end/screenshots
 if ! (cd end2end && npx playwright test "$@"); then

@@ -12,7 +12,8 @@ git clone -q "$SRC" "$W/airlock"
 export CARGO_HOME="$W/cargo" AIRLOCK_TOOLS="$W/tools" npm_config_cache="$W/npm"
 export PATH="$HOME/.cargo/bin:$PATH"
 cd "$W/airlock"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+source scripts/lib.sh
+PORT="$(free_port)"
 BASE="http://127.0.0.1:$PORT"
 start=$(date +%s)
 setsid env AIRLOCK_BIND="127.0.0.1:$PORT" AIRLOCK_DEMO_AGENT=false scripts/run.sh >"$W/run.log" 2>&1 &
@@ -23,9 +24,7 @@ until curl -fsS -o /dev/null "$BASE/login" 2>/dev/null; do
   sleep 1
 done
 PASSWORD="$(sed -n 's/^ *password: //p' "$W/run.log" | head -1)"
-TOKEN="$(curl -fsS -c "$W/jar" "$BASE/login" | grep -o 'name="csrf_token" value="[^"]*"' | head -1 | sed 's/.*value="//;s/"$//')"
-code="$(curl -sS -b "$W/jar" -c "$W/jar" -o /dev/null -w '%{http_code}' -H "Origin: $BASE" \
-  --data-urlencode username=admin --data-urlencode "password=$PASSWORD" --data-urlencode "csrf_token=$TOKEN" "$BASE/login")"
+code="$(sign_in "$BASE" "$W/jar" admin "$PASSWORD")"
 signed_in=$(( $(date +%s) - start ))
 case "$code" in 200|303) ;; *) echo "sign-in answered $code" >&2; exit 1 ;; esac
 curl -fsS -b "$W/jar" "$BASE/queue" | grep -q "Queue" || { echo "queue page not reached" >&2; exit 1; }

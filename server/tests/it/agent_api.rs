@@ -1,8 +1,6 @@
 //! The agent API through real HTTP and a real SQLite file.
 
-mod common;
-
-use common::{spawn_app, spawn_with, unix_now, TestApp};
+use crate::common::{spawn_app, spawn_with, unix_now, TestApp};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -17,7 +15,7 @@ fn call(tool: &str, arguments: Value) -> Value {
 
 /// A copy of the demo policy whose pending calls expire after one second.
 fn quick_expiry_policy(dir: &std::path::Path) -> std::path::PathBuf {
-    let src = std::fs::read_to_string(common::workspace().join("policies/demo.toml")).unwrap();
+    let src = std::fs::read_to_string(crate::common::workspace().join("policies/demo.toml")).unwrap();
     let src = src.replace("default_expiry = \"15m\"", "default_expiry = \"1s\"");
     let path = dir.join("quick.toml");
     std::fs::write(&path, src).unwrap();
@@ -122,7 +120,7 @@ async fn budgets_survive_a_restart() {
         c.key_file = key;
     })
     .await;
-    let agent = common::TestAgent {
+    let agent = crate::common::TestAgent {
         id: "bot".into(),
         secret,
         base: app.url(""),
@@ -329,7 +327,7 @@ async fn a_long_poll_is_woken_by_the_decision() {
         let (agent_id, secret, base) = (agent.id.clone(), agent.secret.clone(), agent.base.clone());
         let id = id.clone();
         tokio::spawn(async move {
-            let a = common::TestAgent {
+            let a = crate::common::TestAgent {
                 id: agent_id,
                 secret,
                 base,
@@ -456,7 +454,7 @@ async fn secrets_are_stored_sealed_and_rotation_keeps_the_old_one_for_a_grace_pe
         StatusCode::OK,
         "old secret in its grace period"
     );
-    let mut fresh = common::TestAgent {
+    let mut fresh = crate::common::TestAgent {
         id: "bot".into(),
         secret: new,
         base: app.url(""),
@@ -736,7 +734,7 @@ async fn the_documented_curl_and_python_examples_are_accepted() {
         let (url, secret) = (url.clone(), secret.clone());
         tokio::task::spawn_blocking(move || {
             std::process::Command::new(cmd)
-                .arg(common::workspace().join("docs/examples").join(file))
+                .arg(crate::common::workspace().join("docs/examples").join(file))
                 .env("AIRLOCK_URL", url)
                 .env("AIRLOCK_AGENT", "docs")
                 .env("AIRLOCK_SECRET", secret)

@@ -1,7 +1,5 @@
 //! Test harness: a real server on a loopback port with a fresh SQLite file.
 
-#![allow(dead_code)] // each test binary uses a different part of the harness
-
 use reqwest::{header, redirect, Client, Response, StatusCode};
 use secrecy::SecretString;
 use server::auth::Password;
@@ -14,7 +12,6 @@ pub struct TestApp {
     pub addr: SocketAddr,
     pub key_file: std::path::PathBuf,
     pub admin: (String, String),
-    pub db_url: String,
     pub db: server::store::Db,
     _dir: tempfile::TempDir,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -44,7 +41,6 @@ pub async fn spawn_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
     let mut config = test_config(dir.path());
     adjust(&mut config);
-    let db_url = secrecy::ExposeSecret::expose_secret(&config.database_url).to_string();
     let key_file = config.key_file.clone();
     let app = Application::build(config).await.expect("app builds");
     let addr = app.local_addr();
@@ -62,7 +58,6 @@ pub async fn spawn_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
         addr,
         key_file,
         admin: (name, pw.expose().to_string()),
-        db_url,
         db,
         _dir: dir,
         stop: Some(tx),

@@ -2,10 +2,8 @@
 //! calls with true counts and filters, the stats and audit pages count what is recorded,
 //! and the browser app's files are served compressed and cached by their content hash.
 
-mod common;
-
+use crate::common::{held, reviewer, spawn_app, spawn_with};
 use app::api::Role;
-use common::{held, reviewer, spawn_app, spawn_with};
 use reqwest::{header, StatusCode};
 use serde_json::{json, Value};
 
@@ -211,7 +209,7 @@ async fn browser_assets_are_compressed_and_cached_by_content_hash() {
         "public, max-age=31536000, immutable"
     );
     // Pages are never cached, and name the hashed files.
-    let c = common::client();
+    let c = crate::common::client();
     let html = c.get(app.url("/login")).send().await.unwrap();
     assert_eq!(html.headers()[header::CACHE_CONTROL], "no-store");
     let html = html.text().await.unwrap();
@@ -229,7 +227,7 @@ async fn a_server_refuses_browser_assets_built_the_other_way() {
         format!("wasm: 0123456789abcdef\nviews: {other}\n"),
     )
     .unwrap();
-    let mut config = common::test_config(site.path());
+    let mut config = crate::common::test_config(site.path());
     config.site_root = site.path().to_path_buf();
     let err = server::startup::Application::build(config)
         .await

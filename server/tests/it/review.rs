@@ -1,10 +1,8 @@
 //! Reviewer decisions through real HTTP (server functions) and a real SQLite file: the
 //! rules the dashboard relies on, without a browser.
 
-mod common;
-
+use crate::common::{audit_kinds, held, reviewer, spawn_app, TestAgent};
 use app::api::Role;
-use common::{audit_kinds, held, reviewer, spawn_app, TestAgent};
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -490,7 +488,7 @@ async fn only_reviewers_and_oncall_decide_and_everyone_signed_in_may_look() {
             .unwrap();
         assert_eq!(r.status(), StatusCode::FORBIDDEN);
     }
-    let anon = common::client();
+    let anon = crate::common::client();
     for path in ["/api/queue", "/api/grants/list"] {
         assert_eq!(
             anon.get(app.url(path)).send().await.unwrap().status(),
@@ -525,11 +523,11 @@ async fn the_review_page_previews_what_a_trash_call_would_affect_on_this_host() 
     std::fs::write(uploads.join("old.csv"), vec![b'x'; 1000]).unwrap();
     std::fs::write(uploads.join("2024/a.pdf"), vec![b'y'; 500]).unwrap();
     std::fs::write(uploads.join("2024/b.pdf"), vec![b'z'; 24]).unwrap();
-    let src = std::fs::read_to_string(common::workspace().join("policies/demo.toml")).unwrap();
+    let src = std::fs::read_to_string(crate::common::workspace().join("policies/demo.toml")).unwrap();
     let root = uploads.to_str().unwrap();
     let policy = dir.path().join("policy.toml");
     std::fs::write(&policy, src.replace("/data/shared/uploads", root)).unwrap();
-    let app = common::spawn_with(|c| c.policy_file = policy.clone()).await;
+    let app = crate::common::spawn_with(|c| c.policy_file = policy.clone()).await;
     let agent = app.agent("bot").await;
     let alice = reviewer(&app, "alice", Role::Reviewer).await;
     let id = held(

@@ -1,10 +1,8 @@
 //! Sign-in, sessions, roles, CSRF, health, headers and the live-event endpoint, through
 //! real HTTP against a real SQLite file.
 
-mod common;
-
+use crate::common::*;
 use app::api::Role;
-use common::*;
 use reqwest::{header, StatusCode};
 use serde_json::Value;
 

@@ -2,10 +2,8 @@
 //! on every layer, nobody releases a call made on their own behalf, lapsed approvals do
 //! not count, agents are limited per agent, and signed requests cannot be replayed.
 
-mod common;
-
+use crate::common::{audit_kinds, held, reviewer, spawn_app, spawn_with};
 use app::api::Role;
-use common::{audit_kinds, held, reviewer, spawn_app, spawn_with};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -253,12 +251,12 @@ async fn held_calls_are_capped_per_agent() {
     let second = held(&a, write("2.md")).await;
     let r = {
         let text = write("3.md").to_string();
-        let ts = common::unix_now();
+        let ts = crate::common::unix_now();
         let sig = a.sign("msg_capped", ts, text.as_bytes());
         a.post_raw("msg_capped", ts, &text, &sig).await
     };
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
-    assert!(!common::header_str(&r, reqwest::header::RETRY_AFTER).is_empty());
+    assert!(!crate::common::header_str(&r, reqwest::header::RETRY_AFTER).is_empty());
     let v: Value = r.json().await.unwrap();
     assert_eq!(v["error"]["code"], "too_many_pending");
     // Another agent is not affected, and allowed calls still pass.
@@ -296,7 +294,7 @@ async fn proposals_are_rate_limited_per_agent_with_retry_after() {
     let answers = futures::future::join_all((0..6).map(|i| {
         let text = search(i).to_string();
         let msg = format!("msg_rate_{i}");
-        let ts = common::unix_now();
+        let ts = crate::common::unix_now();
         let sig = a.sign(&msg, ts, text.as_bytes());
         let a = &a;
         async move { a.post_raw(&msg, ts, &text, &sig).await }
@@ -308,7 +306,9 @@ async fn proposals_are_rate_limited_per_agent_with_retry_after() {
         .collect();
     assert!(limited.len() >= 2, "{} of 6 were limited", limited.len());
     for r in &limited {
-        let retry: u64 = common::header_str(r, reqwest::header::RETRY_AFTER).parse().unwrap();
+        let retry: u64 = crate::common::header_str(r, reqwest::header::RETRY_AFTER)
+            .parse()
+            .unwrap();
         assert!((1..=2).contains(&retry), "{retry}");
     }
     // The other agent has its own allowance.
@@ -428,7 +428,7 @@ async fn a_secret_goes_to_a_new_destination_only_after_an_audited_reveal() {
     assert!(out["message"].as_str().unwrap().contains("new place"), "{out}");
 
     // A reviewer may not reveal; on-call may, and the reveal is audited first.
-    let reveal = |who: &common::Reviewer| {
+    let reveal = |who: &crate::common::Reviewer| {
         who.c
             .post(app.url("/api/calls/reveal"))
             .form(&[("csrf_token", who.token.as_str()), ("id", id.as_str())])

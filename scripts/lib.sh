@@ -1,0 +1,26 @@
+# Sourced by the other scripts: what several of them need.
+
+# A free TCP port on loopback.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# Wait until BASE/readyz answers (about 10 s at most); fails if it never does.
+wait_ready() {
+  local base="$1"
+  for _ in $(seq 100); do
+    curl -fsS "$base/readyz" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  curl -fsS "$base/readyz" >/dev/null
+}
+
+# Sign in as a browser does (the form's CSRF token, then the credentials), keeping the
+# session cookie in JAR. Prints the HTTP status of the sign-in (200 or 303 when it worked).
+sign_in() {
+  local base="$1" jar="$2" user="$3" password="$4" token
+  token="$(curl -fsS -c "$jar" "$base/login" | grep -o 'name="csrf_token" value="[^"]*"' | head -1 | sed 's/.*value="//;s/"$//')"
+  curl -sS -b "$jar" -c "$jar" -o /dev/null -w '%{http_code}' -H "Origin: $base" \
+    --data-urlencode "username=$user" --data-urlencode "password=$password" \
+    --data-urlencode "csrf_token=$token" "$base/login"
+}

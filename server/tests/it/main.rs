@@ -1,0 +1,12 @@
+//! The server's integration tests, through real HTTP on loopback and a real SQLite file:
+//! one test binary (one link of the server) with the shared harness in `common`.
+
+mod common;
+
+mod agent_api;
+mod cli;
+mod crash;
+mod first_hour;
+mod foundation;
+mod integrity;
+mod review;
