@@ -1,6 +1,13 @@
-//! The `airlock` command line.
+//! The `airlock` command line: its arguments and what each command does.
 
+use crate::agents::{self, ServerKey};
+use crate::auth::{users as people, Password};
+use crate::config::Config;
+use crate::startup::Application;
+use crate::{store, telemetry};
 use clap::{Parser, Subcommand};
+use std::io::BufRead;
+use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -116,4 +123,244 @@ pub enum PolicyCommand {
     Check { file: String },
     /// Run example calls against a policy (non-zero exit on a mismatch).
     Test { file: String, cases: String },
+}
+
+/// Parse the command line and run it: the whole of the `airlock` binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Policy commands need no configuration, database or runtime.
+    if let Some(Command::Policy { command }) = &cli.command {
+        let args: Vec<String> = match command {
+            PolicyCommand::Check { file } => vec!["check".into(), file.clone()],
+            PolicyCommand::Test { file, cases } => vec!["test".into(), file.clone(), cases.clone()],
+        };
+        let out = policy::cli::run(&args);
+        print!("{}", out.stdout);
+        eprint!("{}", out.stderr);
+        return ExitCode::from(out.code as u8);
+    }
+    let config = match Config::load() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("airlock: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    telemetry::init(&config);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    match rt.block_on(run(cli.command.unwrap_or(Command::Serve), config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("airlock: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Who the audit trail names for CLI changes: the operating-system user.
+fn cli_actor() -> String {
+    format!("cli:{}", std::env::var("USER").unwrap_or_else(|_| "unknown".into()))
+}
+
+fn read_password(from_stdin: bool) -> Result<(Password, bool), String> {
+    if from_stdin {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?;
+        Ok((Password::new(line.trim_end_matches(['\r', '\n'])), false))
+    } else {
+        Ok((Password::generate(), true))
+    }
+}
+
+async fn run(command: Command, config: Config) -> Result<(), String> {
+    match command {
+        Command::Serve => serve(config).await,
+        Command::Migrate => {
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            println!("migrations applied");
+            Ok(())
+        }
+        Command::User { command } => {
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            let disable_flag = matches!(command, UserCommand::Disable { .. });
+            match command {
+                UserCommand::Add {
+                    username,
+                    role,
+                    password_stdin,
+                } => {
+                    let (p, generated) = read_password(password_stdin)?;
+                    let u = people::add(&db, &cli_actor(), &username, p.clone(), role.parse()?)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    println!("added {} ({})", u.username, u.role);
+                    if generated {
+                        println!("password: {}", p.expose());
+                    }
+                }
+                UserCommand::Passwd {
+                    username,
+                    password_stdin,
+                } => {
+                    let (p, generated) = read_password(password_stdin)?;
+                    people::change_password(&db, &cli_actor(), &username, p.clone())
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    println!("password changed for {username}; their sessions have ended");
+                    if generated {
+                        println!("password: {}", p.expose());
+                    }
+                }
+                UserCommand::Disable { username } | UserCommand::Enable { username } => {
+                    let disable = disable_flag;
+                    let u = people::find(&db, &username).await.map_err(|e| e.to_string())?;
+                    people::set_disabled(&db, &cli_actor(), u.view.id, disable)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    println!("{} {}", if disable { "disabled" } else { "enabled" }, u.view.username);
+                }
+            }
+            db.close().await;
+            Ok(())
+        }
+        Command::Policy { .. } => unreachable!("handled before the runtime starts"),
+        Command::Agent { command } => {
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            let key = ServerKey::load_or_create(&config.key_file)?;
+            let by = cli_actor();
+            match command {
+                AgentCommand::Add { id, description } => {
+                    let secret = agents::add(&db, &key, &id, &description, &by)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    println!("added agent {id}");
+                    println!("signing secret (shown once; store it in the agent's secret store):");
+                    println!("{}", secret.reveal());
+                }
+                AgentCommand::Rotate { id, grace_seconds } => {
+                    let secret = agents::rotate(&db, &key, &id, grace_seconds, &by)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    println!("new signing secret for {id}; the previous one stays valid for {grace_seconds} s:");
+                    println!("{}", secret.reveal());
+                }
+                AgentCommand::Disable { id } => {
+                    agents::set_disabled(&db, &id, true, &by)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    println!("disabled agent {id}");
+                }
+                AgentCommand::Enable { id } => {
+                    agents::set_disabled(&db, &id, false, &by)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    println!("enabled agent {id}");
+                }
+                AgentCommand::List => {
+                    for (id, description, disabled, created) in
+                        store::agents::list(&db).await.map_err(|e| e.to_string())?
+                    {
+                        let state = if disabled { "disabled" } else { "active" };
+                        let since = crate::ingest::view::rfc3339(created);
+                        println!("{id}\t{state}\t{since}\t{description}");
+                    }
+                }
+            }
+            db.close().await;
+            Ok(())
+        }
+        Command::Audit {
+            command: AuditCommand::Verify { expect_head },
+        } => {
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            let v = crate::audit::verify(&db).await.map_err(|e| e.to_string())?;
+            db.close().await;
+            if let Some((seq, why)) = v.problem {
+                return Err(format!(
+                    "audit chain broken at event {seq}: {why} ({} events before it verified)",
+                    v.events
+                ));
+            }
+            if let Some(expected) = expect_head {
+                let (seq, hash) = expected.split_once(':').ok_or("--expect-head takes SEQ:HASH")?;
+                let seq: i64 = seq.parse().map_err(|_| "--expect-head: SEQ must be a number")?;
+                let found = crate::audit::hash_at(&config.database_url, seq).await?;
+                if found.as_deref() != Some(hash) {
+                    return Err(format!(
+                        "audit chain no longer holds event {seq} with the expected hash: events were removed"
+                    ));
+                }
+            }
+            println!("audit chain verified: {} events", v.events);
+            println!("head: {}:{}", v.head.seq, v.head.hash);
+            Ok(())
+        }
+        Command::DemoAgent { url, agent, wait } => {
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            let key = ServerKey::load_or_create(&config.key_file)?;
+            let by = cli_actor();
+            // The demo agent is created on first use; later runs rotate its secret.
+            let secret = match agents::add(&db, &key, &agent, "scripted demo agent", &by).await {
+                Ok(s) => s,
+                Err(agents::AgentError::Exists(_)) => {
+                    agents::set_disabled(&db, &agent, false, &by)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    agents::rotate(&db, &key, &agent, 0, &by)
+                        .await
+                        .map_err(|e| e.to_string())?
+                }
+                Err(e) => return Err(e.to_string()),
+            };
+            db.close().await;
+            let report = crate::demo_agent::run(&url, &agent, &secret, std::time::Duration::from_secs(wait), |line| {
+                println!("{line}")
+            })
+            .await?;
+            println!("{}", report.summary());
+            Ok(())
+        }
+    }
+}
+
+async fn serve(config: Config) -> Result<(), String> {
+    let app = Application::build(config).await?;
+    if let Some((name, password)) = &app.first_admin {
+        // Printed once, to the terminal only (never to the log).
+        println!();
+        println!("  First administrator created. Sign in and keep this password safe;");
+        println!("  it is not shown again (reset with `airlock user passwd {name}`).");
+        println!("    username: {name}");
+        println!("    password: {}", password.expose());
+        println!();
+    }
+    let addr = app.local_addr();
+    tracing::info!(%addr, "Airlock is listening on http://{addr}");
+    app.run_until_stopped(shutdown_signal()).await
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
 }
