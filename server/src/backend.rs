@@ -620,17 +620,9 @@ fn current_arguments(policy: &Policy, row: &CallRow) -> (Value, Value) {
 /// Why a decision was refused, as the reviewer reads it.
 fn refusal(e: ReviewError) -> String {
     match e {
-        ReviewError::AlreadyDecided { status, by } => format!("Already {status} by {}.", who(&by)),
+        ReviewError::AlreadyDecided { status, by } => format!("Already {status} by {}.", app::api::who(&by)),
         other => other.to_string(),
     }
-}
-
-/// `user:alice` → `alice`; lists and `system` stay as they are.
-fn who(by: &str) -> String {
-    by.split(", ")
-        .map(|p| p.strip_prefix("user:").unwrap_or(p))
-        .collect::<Vec<_>>()
-        .join(" and ")
 }
 
 /// The queue's view of a call row (approvals are filled in by the caller).

@@ -14,6 +14,7 @@ pub mod ledger;
 pub mod realtime;
 pub mod review;
 pub mod startup;
+pub mod state;
 pub mod store;
 pub mod telemetry;
 pub mod web;

@@ -10,10 +10,11 @@ use crate::ingest;
 use crate::ledger::{self, Ledger};
 use crate::realtime::waiters::Waiters;
 use crate::realtime::{sse, Hub};
-use crate::store::{self, Db};
+use crate::state::{AppState, StateParts};
+use crate::store;
 use crate::web::{headers, health};
 use app::api::{RequestAuth, SharedBackend};
-use axum::extract::{FromRef, Request};
+use axum::extract::Request;
 use axum::http::{HeaderName, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -33,49 +34,6 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 use tower_sessions::{cookie::SameSite, Expiry, SessionManagerLayer};
 use tower_sessions_sqlx_store::SqliteStore;
-
-/// What every handler shares. Extractors clone it per request, so it is one reference
-/// count (its fields, cloned one by one, were ~2 % of the server's CPU under load).
-#[derive(Clone)]
-pub struct AppState(Arc<StateParts>);
-
-impl std::ops::Deref for AppState {
-    type Target = StateParts;
-    fn deref(&self) -> &StateParts {
-        &self.0
-    }
-}
-
-pub struct StateParts {
-    pub db: Db,
-    pub hub: Arc<Hub>,
-    pub throttle: Arc<LoginThrottle>,
-    pub policy: Arc<Policy>,
-    pub config: Arc<Config>,
-    pub leptos: LeptosOptions,
-    pub stopping: Arc<AtomicBool>,
-    pub ledger: Ledger,
-    pub waiters: Arc<Waiters>,
-    pub key: ServerKey,
-    pub credentials: Arc<crate::agents::CredentialCache>,
-    /// Audit at most a burst of refused agent requests per address, then one a second.
-    pub auth_failures: Arc<governor::DefaultKeyedRateLimiter<std::net::IpAddr>>,
-    /// Proposals per agent (GCRA); `None` when `agent_rate_per_second` is 0.
-    pub agent_rate: Option<Arc<governor::DefaultKeyedRateLimiter<String>>>,
-    /// Recent symlink answers of path guards (see `ingest::facts`).
-    pub path_cache: crate::ingest::facts::PathCache,
-    /// Webhook-ids of signed reads, cancels and results, for replay refusal.
-    pub seen: Arc<crate::ingest::replay::SeenMessages>,
-    /// Judges `callback_url`s at ingest (lexically; delivery also resolves and pins).
-    pub callback_guard: Arc<UrlGuard>,
-    callbacks_wake: Arc<tokio::sync::Notify>,
-}
-
-impl FromRef<AppState> for LeptosOptions {
-    fn from_ref(s: &AppState) -> Self {
-        s.leptos.clone()
-    }
-}
 
 pub struct Application {
     listener: TcpListener,

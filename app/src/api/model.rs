@@ -72,6 +72,15 @@ pub struct RequestAuth {
 #[derive(Debug, Clone)]
 pub struct CspNonce(pub String);
 
+/// Who decided, as people read it: `user:alice` → `alice`; lists (`user:a, user:b`) are
+/// joined with "and"; `system` and other actors stay as they are.
+pub fn who(by: &str) -> String {
+    by.split(", ")
+        .map(|p| p.strip_prefix("user:").unwrap_or(p))
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
 /// Form field and header that carry the CSRF token.
 pub const CSRF_FIELD: &str = "csrf_token";
 pub const CSRF_HEADER: &str = "x-csrf-token";
@@ -346,7 +355,14 @@ pub struct AuditSummary {
 
 #[cfg(test)]
 mod tests {
-    use super::{QueueItem, QueueQuery};
+    use super::{who, QueueItem, QueueQuery};
+
+    #[test]
+    fn actors_read_as_names() {
+        assert_eq!(who("user:alice"), "alice");
+        assert_eq!(who("user:alice, user:bob"), "alice and bob");
+        assert_eq!(who("system"), "system");
+    }
 
     #[test]
     fn a_queue_view_round_trips_through_its_url() {

@@ -2,10 +2,11 @@
 //! and export come with the auditor's desk; the page says so rather than pretending
 //! there is nothing to show. Event data is not shown here (only who, what and which call).
 
+use crate::api::who;
 use crate::api::{error_text, get_audit_latest, AuditSummary};
 use crate::components::clock::span;
 use crate::components::shell::Guarded;
-use crate::pages::queue::{grouped, who};
+use crate::pages::queue::grouped;
 use leptos::prelude::*;
 use leptos_meta::Title;
 

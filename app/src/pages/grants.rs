@@ -1,10 +1,10 @@
 //! Approve-all grants: which are in force, revoking them, and which ended recently.
 
+use crate::api::who;
 use crate::api::{error_text, list_grants, GrantView, RevokeGrant, SessionInfo, CSRF_FIELD};
 use crate::components::clock::{span, start_clock, Clock};
 use crate::components::live::on_live_event;
 use crate::components::shell::{use_session, Guarded};
-use crate::pages::queue::who;
 use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_meta::Title;

@@ -4,8 +4,8 @@
 //! does not move; calls decided elsewhere stay in place, marked with who decided.
 
 use crate::api::{
-    decide_batch, error_text, get_queue, DecisionOutcome, Facet, QueueItem, QueueQuery, QueueSnapshot, SessionInfo,
-    Verdict,
+    decide_batch, error_text, get_queue, who, DecisionOutcome, Facet, QueueItem, QueueQuery, QueueSnapshot,
+    SessionInfo, Verdict,
 };
 use crate::components::clock::{countdown, span, start_clock, Clock};
 use crate::components::live::{on_live_event, use_live};
@@ -86,14 +86,6 @@ struct Updated {
 /// Calls that arrive live are added below the page, up to this many; beyond it the page
 /// says how many more arrived instead of growing without end.
 const LIVE_ROWS: usize = 100;
-
-/// `user:alice` → `alice` (lists joined with "and").
-pub fn who(by: &str) -> String {
-    by.split(", ")
-        .map(|p| p.strip_prefix("user:").unwrap_or(p))
-        .collect::<Vec<_>>()
-        .join(" and ")
-}
 
 /// 55000 → "55,000".
 pub fn grouped(n: u64) -> String {

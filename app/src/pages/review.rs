@@ -1,6 +1,7 @@
 //! One held call: what the agent wants to do, why it was held, what it would affect,
 //! and the decision buttons. A modification is shown as a diff before it is released.
 
+use crate::api::who;
 use crate::api::{
     error_text, get_call, CallDetail, Decide, DecisionOutcome, GrantScopeKind, RevealArguments, Role, SessionInfo,
     Verdict,
@@ -10,7 +11,6 @@ use crate::components::diff::Diff;
 use crate::components::json::JsonView;
 use crate::components::live::on_live_event;
 use crate::components::shell::{use_session, Guarded};
-use crate::pages::queue::who;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;

@@ -6,7 +6,7 @@ use super::csrf::token_ok;
 use super::password::{self, Password};
 use super::session::{new_token, CSRF, EPOCH, UID};
 use crate::error::json_error;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::store::users;
 use app::api::RequestAuth;
 use axum::extract::{ConnectInfo, State};

@@ -1,7 +1,7 @@
 //! Sessions (tower-sessions, stored in the database) and the middleware that turns the
 //! session cookie into the signed-in user for everything downstream.
 
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::store::users;
 use app::api::RequestAuth;
 use axum::extract::{Request, State};

@@ -15,7 +15,7 @@ pub mod view;
 use crate::agents::AgentId;
 use crate::audit::NewEvent;
 use crate::ledger::{IngestJob, LedgerError, Outcome};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::store::{self, calls};
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Path, Query, State};

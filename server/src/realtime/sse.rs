@@ -4,7 +4,7 @@
 
 use super::hub::Event;
 use crate::error::json_error;
-use crate::startup::AppState;
+use crate::state::AppState;
 use app::api::RequestAuth;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};

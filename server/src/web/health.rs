@@ -1,7 +1,7 @@
 //! `/healthz`: the process answers. `/readyz`: it can serve (database answers, policy
 //! loaded, not shutting down); load balancers route on this one.
 
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::store;
 use axum::extract::State;
 use axum::http::StatusCode;
