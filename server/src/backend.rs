@@ -597,7 +597,7 @@ impl ServerBackend {
                 arguments: &arguments,
                 context: &Value::Null,
             };
-            policy.check_arguments(&call, &policy::LocalHost)
+            policy.check_arguments(&call, &crate::host::LocalHost)
         })
         .await
         .map_err(|_| ReviewError::Unavailable)?

@@ -139,7 +139,7 @@ impl Dispatcher {
                     .map(|a| a.collect())
                     .map_err(|e| format!("resolving {host}: {e}"));
             }
-            checked_addresses(&guard, &target, port, &policy::LocalHost)
+            checked_addresses(&guard, &target, port, &crate::host::LocalHost)
         })
         .await
         .map_err(|e| e.to_string())??;

@@ -134,7 +134,7 @@ pub fn main() -> ExitCode {
             PolicyCommand::Check { file } => vec!["check".into(), file.clone()],
             PolicyCommand::Test { file, cases } => vec!["test".into(), file.clone(), cases.clone()],
         };
-        let out = policy::cli::run(&args);
+        let out = policy::cli::run(&args, &|path| std::fs::read_to_string(path).map_err(|e| e.to_string()));
         print!("{}", out.stdout);
         eprint!("{}", out.stderr);
         return ExitCode::from(out.code as u8);

@@ -30,6 +30,6 @@ pub use decision::{
     Call, Decision, Grant, GrantScope, Impact, Layer, Pinned, ShadowFinding, Source, Status, UsageChange, UsageDelta,
 };
 pub use engine::{Inputs, Policy, Reevaluated, Refusal, ToolInfo};
-pub use host::{Host, LocalHost, PureHost, TreeStats};
+pub use host::{Host, PureHost, TreeStats};
 pub use json::{parse_strict, JsonError, JsonLimits};
 pub use load::{LoadError, LoadErrors};

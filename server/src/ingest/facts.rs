@@ -8,7 +8,8 @@
 //! pool, not on the async runtime; path answers are reused for a second ([`PathCache`]).
 
 use super::proposal::Proposal;
-use policy::{Call, Host, Inputs, LocalHost, NoUsage, Policy, TreeStats};
+use crate::host::LocalHost;
+use policy::{Call, Host, Inputs, NoUsage, Policy, TreeStats};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
