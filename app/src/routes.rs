@@ -1,44 +1,48 @@
 //! Which role may open which page: one table used by the server (redirects, 403) and by
 //! the navigation, so the two never disagree.
 
-use crate::api::Role;
+use crate::api::{Permission, Role};
 
-/// A page of the dashboard.
+/// A page of the dashboard and the permission it needs ([`Role::may`] decides).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Page {
     pub path: &'static str,
     pub label: &'static str,
-    pub roles: &'static [Role],
+    pub needs: Permission,
 }
 
-use Role::*;
+impl Page {
+    pub fn allows(&self, role: Role) -> bool {
+        role.may(self.needs)
+    }
+}
 
 /// Pages in navigation order.
 pub const PAGES: &[Page] = &[
     Page {
         path: "/queue",
         label: "Queue",
-        roles: &[Admin, Reviewer, Oncall, Auditor],
+        needs: Permission::ReadCalls,
     },
     Page {
         path: "/grants",
         label: "Grants",
-        roles: &[Admin, Reviewer, Oncall, Auditor],
+        needs: Permission::ReadCalls,
     },
     Page {
         path: "/audit",
         label: "Audit",
-        roles: &[Admin, Auditor],
+        needs: Permission::ReadAudit,
     },
     Page {
         path: "/stats",
         label: "Stats",
-        roles: &[Admin, Reviewer, Oncall, Auditor],
+        needs: Permission::ReadStats,
     },
     Page {
         path: "/admin",
         label: "Admin",
-        roles: &[Admin],
+        needs: Permission::ManageUsers,
     },
 ];
 
@@ -54,7 +58,7 @@ pub fn page(path: &str) -> Option<&'static Page> {
 
 /// The pages `role` may open.
 pub fn pages_for(role: Role) -> impl Iterator<Item = &'static Page> {
-    PAGES.iter().filter(move |p| p.roles.contains(&role))
+    PAGES.iter().filter(move |p| p.allows(role))
 }
 
 /// Where a user lands after signing in.
@@ -75,10 +79,18 @@ mod tests {
 
     #[test]
     fn only_admins_see_admin_and_only_auditors_and_admins_see_audit() {
-        assert!(page("/admin").unwrap().roles == [Admin]);
-        assert!(!page("/audit").unwrap().roles.contains(&Reviewer));
+        use Role::*;
+        let who_may = |path| {
+            Role::ALL
+                .into_iter()
+                .filter(|r| page(path).unwrap().allows(*r))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(who_may("/admin"), [Admin]);
+        assert_eq!(who_may("/audit"), [Admin, Auditor]);
+        assert_eq!(who_may("/calls/tc_1"), Role::ALL);
         assert_eq!(
-            pages_for(Reviewer).map(|p| p.label).collect::<Vec<_>>(),
+            pages_for(Role::Reviewer).map(|p| p.label).collect::<Vec<_>>(),
             ["Queue", "Grants", "Stats"]
         );
     }

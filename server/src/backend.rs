@@ -9,8 +9,8 @@ use crate::store::review::{self as reviews, GrantRow};
 use crate::store::{self, users, Db};
 use app::api::{
     AuditEventView, AuditSummary, Backend, BackendError, CallDetail, DecisionInput, DecisionOutcome, Facet, GrantList,
-    GrantScopeKind, GrantView, ImpactView, QueueItem, QueueQuery, QueueSnapshot, Role, SessionCall, StatsSummary,
-    UserView, Verdict, QUEUE_PAGE, STATS_WINDOW,
+    GrantScopeKind, GrantView, ImpactView, Permission, QueueItem, QueueQuery, QueueSnapshot, Role, SessionCall,
+    StatsSummary, UserView, Verdict, QUEUE_PAGE, STATS_WINDOW,
 };
 use policy::Policy;
 use serde_json::Value;
@@ -288,7 +288,7 @@ impl Backend for ServerBackend {
             status: None,
             message,
         };
-        if !actor.role.can_decide() {
+        if !actor.role.may(Permission::Decide) {
             return fail(format!("your role ({}) may not decide calls", actor.role));
         }
         let verdict = input.verdict;
@@ -376,7 +376,7 @@ impl Backend for ServerBackend {
     }
 
     async fn revoke_grant(&self, actor: &UserView, id: &str) -> Result<(), BackendError> {
-        if !actor.role.can_decide() {
+        if !actor.role.may(Permission::Decide) {
             return Err(BackendError::Invalid(format!(
                 "your role ({}) may not revoke grants",
                 actor.role
@@ -452,7 +452,7 @@ impl Backend for ServerBackend {
 
 impl ServerBackend {
     async fn reveal(&self, actor: &UserView, id: &str) -> Result<String, BackendError> {
-        if !matches!(actor.role, Role::Admin | Role::Oncall) {
+        if !actor.role.may(Permission::RevealSecrets) {
             return Err(BackendError::Invalid(format!(
                 "your role ({}) may not see redacted values",
                 actor.role

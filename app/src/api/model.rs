@@ -24,8 +24,38 @@ impl Role {
 
     /// May decide held calls (auditors only look).
     pub fn can_decide(self) -> bool {
-        matches!(self, Role::Reviewer | Role::Oncall)
+        self.may(Permission::Decide)
     }
+
+    /// The one permission table: pages, server functions and the service layer all ask it.
+    pub fn may(self, p: Permission) -> bool {
+        use Permission::*;
+        use Role::*;
+        match p {
+            ReadCalls | ReadStats => true,
+            Decide => matches!(self, Reviewer | Oncall),
+            RevealSecrets => matches!(self, Admin | Oncall),
+            ReadAudit => matches!(self, Admin | Auditor),
+            ManageUsers => self == Admin,
+        }
+    }
+}
+
+/// What a role may do (see [`Role::may`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    /// The queue, calls and grants.
+    ReadCalls,
+    /// Decide held calls and revoke grants.
+    Decide,
+    /// See a held call's arguments with nothing redacted (audited).
+    RevealSecrets,
+    /// The audit trail.
+    ReadAudit,
+    /// The stats page.
+    ReadStats,
+    /// People and roles (the admin page).
+    ManageUsers,
 }
 
 impl std::str::FromStr for Role {

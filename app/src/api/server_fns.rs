@@ -3,22 +3,18 @@
 //! CSRF token as its first argument (forms carry it as a hidden field) and checks it.
 
 use super::{
-    AuditSummary, CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery, QueueSnapshot, Role, SessionInfo,
-    StatsSummary, UserView, Verdict,
+    AuditSummary, CallDetail, DecisionOutcome, GrantList, GrantScopeKind, Permission, QueueQuery, QueueSnapshot, Role,
+    SessionInfo, StatsSummary, UserView, Verdict,
 };
 use leptos::prelude::*;
 use leptos::server_fn::codec::{GetUrl, Json};
 
-/// Who may read the queue, calls and grants.
-pub const READERS: &[Role] = &[Role::Admin, Role::Reviewer, Role::Oncall, Role::Auditor];
-/// Who may decide held calls and revoke grants.
-pub const DECIDERS: &[Role] = &[Role::Reviewer, Role::Oncall];
 /// Most calls one batch decision may name.
 pub const MAX_BATCH: usize = 200;
 
 #[cfg(feature = "ssr")]
 mod guard {
-    use crate::api::{BackendError, RequestAuth, Role, SharedBackend, UserView};
+    use crate::api::{BackendError, Permission, RequestAuth, SharedBackend, UserView};
     use leptos::prelude::*;
 
     pub fn auth() -> RequestAuth {
@@ -33,13 +29,13 @@ mod guard {
 
     pub use crate::components::shell::set_status as status;
 
-    /// The signed-in user, if their role is one of `roles`.
-    pub fn require(roles: &[Role]) -> Result<UserView, ServerFnError> {
+    /// The signed-in user, if their role has permission `p` ([`Role::may`]).
+    pub fn require(p: Permission) -> Result<UserView, ServerFnError> {
         let Some(user) = auth().user else {
             status(401);
             return Err(ServerFnError::new("sign in first"));
         };
-        if !roles.contains(&user.role) {
+        if !user.role.may(p) {
             status(403);
             return Err(ServerFnError::new(format!("your role ({}) may not do this", user.role)));
         }
@@ -47,8 +43,8 @@ mod guard {
     }
 
     /// [`require`] plus the CSRF token check for state-changing calls.
-    pub fn require_csrf(roles: &[Role], token: &str) -> Result<UserView, ServerFnError> {
-        let user = require(roles)?;
+    pub fn require_csrf(p: Permission, token: &str) -> Result<UserView, ServerFnError> {
+        let user = require(p)?;
         let expected = auth().csrf_token.unwrap_or_default();
         if expected.is_empty() || !bool::from(subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), token.as_bytes())) {
             status(403);
@@ -88,7 +84,7 @@ pub fn session_from_request() -> SessionInfo {
 
 #[server(endpoint = "users/list", input = GetUrl)]
 pub async fn list_users() -> Result<Vec<UserView>, ServerFnError> {
-    guard::require(&[Role::Admin])?;
+    guard::require(Permission::ManageUsers)?;
     guard::backend()?.list_users().await.map_err(guard::map_err)
 }
 
@@ -99,7 +95,7 @@ pub async fn add_user(
     password: String,
     role: Role,
 ) -> Result<UserView, ServerFnError> {
-    let actor = guard::require_csrf(&[Role::Admin], &csrf_token)?;
+    let actor = guard::require_csrf(Permission::ManageUsers, &csrf_token)?;
     guard::backend()?
         .add_user(&actor, &username, &password, role)
         .await
@@ -108,7 +104,7 @@ pub async fn add_user(
 
 #[server(endpoint = "users/role")]
 pub async fn set_role(csrf_token: String, user_id: i64, role: Role) -> Result<(), ServerFnError> {
-    let actor = guard::require_csrf(&[Role::Admin], &csrf_token)?;
+    let actor = guard::require_csrf(Permission::ManageUsers, &csrf_token)?;
     guard::backend()?
         .set_role(&actor, user_id, role)
         .await
@@ -117,7 +113,7 @@ pub async fn set_role(csrf_token: String, user_id: i64, role: Role) -> Result<()
 
 #[server(endpoint = "users/disabled")]
 pub async fn set_disabled(csrf_token: String, user_id: i64, disabled: bool) -> Result<(), ServerFnError> {
-    let actor = guard::require_csrf(&[Role::Admin], &csrf_token)?;
+    let actor = guard::require_csrf(Permission::ManageUsers, &csrf_token)?;
     guard::backend()?
         .set_disabled(&actor, user_id, disabled)
         .await
@@ -127,34 +123,28 @@ pub async fn set_disabled(csrf_token: String, user_id: i64, disabled: bool) -> R
 /// One page of the held calls with the true counts (filters, order and page in `query`).
 #[server(endpoint = "queue", input = GetUrl)]
 pub async fn get_queue(#[server(default)] query: QueueQuery) -> Result<QueueSnapshot, ServerFnError> {
-    guard::require(READERS)?;
+    guard::require(Permission::ReadCalls)?;
     guard::backend()?.queue(&query).await.map_err(guard::map_err)
 }
 
-/// The stats page's counts (the roles of the stats page may read them).
+/// The stats page's counts.
 #[server(endpoint = "stats/summary", input = GetUrl)]
 pub async fn get_stats() -> Result<StatsSummary, ServerFnError> {
-    guard::require(page_roles("/stats"))?;
+    guard::require(Permission::ReadStats)?;
     guard::backend()?.stats_summary().await.map_err(guard::map_err)
 }
 
-/// The audit chain's length and latest events (the roles of the audit page).
+/// The audit chain's length and latest events.
 #[server(endpoint = "audit/latest", input = GetUrl)]
 pub async fn get_audit_latest() -> Result<AuditSummary, ServerFnError> {
-    guard::require(page_roles("/audit"))?;
+    guard::require(Permission::ReadAudit)?;
     guard::backend()?.audit_latest(50).await.map_err(guard::map_err)
-}
-
-/// Who may open a page, from the one table in `routes`.
-#[cfg(feature = "ssr")]
-fn page_roles(path: &str) -> &'static [Role] {
-    crate::routes::page(path).map_or(&[], |p| p.roles)
 }
 
 /// One call with everything a reviewer reads before deciding.
 #[server(endpoint = "calls/get", input = GetUrl)]
 pub async fn get_call(id: String) -> Result<CallDetail, ServerFnError> {
-    guard::require(READERS)?;
+    guard::require(Permission::ReadCalls)?;
     guard::backend()?.call_detail(&id).await.map_err(guard::map_err)
 }
 
@@ -171,7 +161,7 @@ pub async fn decide(
     #[server(default)] grant_scope: Option<GrantScopeKind>,
     #[server(default)] grant_minutes: Option<i64>,
 ) -> Result<DecisionOutcome, ServerFnError> {
-    let actor = guard::require_csrf(DECIDERS, &csrf_token)?;
+    let actor = guard::require_csrf(Permission::Decide, &csrf_token)?;
     let input = super::DecisionInput {
         verdict,
         text,
@@ -191,7 +181,7 @@ pub async fn decide_batch(
     verdict: Verdict,
     reason: String,
 ) -> Result<Vec<DecisionOutcome>, ServerFnError> {
-    let actor = guard::require_csrf(DECIDERS, &csrf_token)?;
+    let actor = guard::require_csrf(Permission::Decide, &csrf_token)?;
     if !matches!(verdict, Verdict::Approve | Verdict::Reject) {
         guard::status(400);
         return Err(ServerFnError::new("a batch can only approve or reject"));
@@ -214,15 +204,11 @@ pub async fn decide_batch(
     Ok(out)
 }
 
-/// Who may see a held call's secrets: on-call staff (who may then retype them into a
-/// modification) and admins.
-pub const REVEALERS: &[Role] = &[Role::Admin, Role::Oncall];
-
 /// Show a held call's redacted values (audited as `secret_revealed` first), so that a
 /// modification sends a secret somewhere new only by someone allowed to know it.
 #[server(endpoint = "calls/reveal")]
 pub async fn reveal_arguments(csrf_token: String, id: String) -> Result<String, ServerFnError> {
-    let actor = guard::require_csrf(REVEALERS, &csrf_token)?;
+    let actor = guard::require_csrf(Permission::RevealSecrets, &csrf_token)?;
     guard::backend()?
         .reveal_arguments(&actor, &id)
         .await
@@ -232,13 +218,13 @@ pub async fn reveal_arguments(csrf_token: String, id: String) -> Result<String, 
 /// Active grants and the most recently ended ones.
 #[server(endpoint = "grants/list", input = GetUrl)]
 pub async fn list_grants() -> Result<GrantList, ServerFnError> {
-    guard::require(READERS)?;
+    guard::require(Permission::ReadCalls)?;
     guard::backend()?.grants().await.map_err(guard::map_err)
 }
 
 #[server(endpoint = "grants/revoke")]
 pub async fn revoke_grant(csrf_token: String, id: String) -> Result<(), ServerFnError> {
-    let actor = guard::require_csrf(DECIDERS, &csrf_token)?;
+    let actor = guard::require_csrf(Permission::Decide, &csrf_token)?;
     guard::backend()?
         .revoke_grant(&actor, &id)
         .await

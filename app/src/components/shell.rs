@@ -176,7 +176,7 @@ pub fn Guarded(path: &'static str, children: ChildrenFn) -> impl IntoView {
             }
             .into_any()
         }
-        Some(u) if page.is_some_and(|p| !p.roles.contains(&u.role)) => {
+        Some(u) if page.is_some_and(|p| !p.allows(u.role)) => {
             set_status(403);
             view! {
                 <section class="card narrow">

@@ -1,10 +1,9 @@
 //! One held call: what the agent wants to do, why it was held, what it would affect,
 //! and the decision buttons. A modification is shown as a diff before it is released.
 
-use crate::api::who;
 use crate::api::{
-    error_text, get_call, CallDetail, Decide, DecisionOutcome, GrantScopeKind, RevealArguments, Role, SessionInfo,
-    Verdict,
+    error_text, get_call, who, CallDetail, Decide, DecisionOutcome, GrantScopeKind, Permission, RevealArguments,
+    SessionInfo, Verdict,
 };
 use crate::components::clock::{countdown, span, start_clock, Clock};
 use crate::components::diff::Diff;
@@ -30,7 +29,10 @@ fn ReviewLoader() -> impl IntoView {
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
     let SessionInfo { user, csrf_token: csrf } = use_session();
     let can_decide = user.as_ref().is_some_and(|u| u.role.can_decide());
-    let can_reveal = user.as_ref().is_some_and(|u| u.role == Role::Oncall);
+    // Revealing is for retyping a secret into a modification: people who decide and may see secrets.
+    let can_reveal = user
+        .as_ref()
+        .is_some_and(|u| u.role.may(Permission::Decide) && u.role.may(Permission::RevealSecrets));
     let reload = RwSignal::new(0u32);
     // Lives above the reloading part so its message stays after the call changes state.
     let act = ServerAction::<Decide>::new();
