@@ -40,8 +40,14 @@ wasm_in=target/wasm32-unknown-unknown/wasm-release/hydrate.wasm
 stamp=$( { sha256sum "$wasm_in" style/main.css
             if [ -d app/public ]; then find app/public -type f -exec sha256sum {} + | sort; fi
           } | sha256sum | cut -c1-64)
+report() {
+  local wasm raw gz br
+  wasm=$(ls target/site/pkg/airlock.*.wasm)
+  raw=$(stat -c %s "$wasm"); gz=$(stat -c %s "$wasm.gz"); br=$(stat -c %s "$wasm.br")
+  log "$1: release wasm $raw bytes, $gz bytes gzip -9, $br bytes brotli ($wasm)"
+}
 if [ -f target/site/pkg/stamp ] && [ "$(cat target/site/pkg/stamp)" = "$stamp" ]; then
-  log "browser assets up to date ($(ls target/site/pkg/airlock.*.wasm))"
+  report "browser assets up to date"
   exit 0
 fi
 stage="target/site.new"
@@ -81,7 +87,4 @@ node -e '
 echo "$stamp" > "$stage/pkg/stamp"
 rm -rf target/site
 mv "$stage" target/site
-
-wasm=$(ls target/site/pkg/airlock.*.wasm)
-raw=$(stat -c %s "$wasm"); gz=$(stat -c %s "$wasm.gz"); br=$(stat -c %s "$wasm.br")
-log "release wasm $raw bytes, $gz bytes gzip -9, $br bytes brotli ($wasm)"
+report "browser assets built"
