@@ -15,10 +15,7 @@ BIN="$ROOT/target/release"
 WORK="$(mktemp -d)"
 trap 'kill "${PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 PORT="$(free_port)"
-export AIRLOCK_DATABASE_URL="sqlite://$WORK/bench.db" AIRLOCK_KEY_FILE="$WORK/bench.key" \
-       AIRLOCK_BIND="127.0.0.1:$PORT" AIRLOCK_LOG_LEVEL=warn AIRLOCK_COOKIE_SECURE=false \
-       AIRLOCK_SITE_ROOT="$WORK/site" AIRLOCK_POLICY_FILE="$ROOT/policies/demo.toml" \
-       AIRLOCK_AGENT_RATE_PER_SECOND=0 AIRLOCK_MAX_PENDING_PER_AGENT=0 # one agent is the whole load
+bench_server_env "$WORK" "$PORT" "$WORK/site"
 SECRET="$("$BIN/airlock" agent add load | tail -n1)"
 "$BIN/airlock" serve >"$WORK/server.log" 2>&1 &
 PID=$!

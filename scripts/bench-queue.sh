@@ -23,10 +23,7 @@ fi
 WORK="$(mktemp -d)"
 trap 'kill "${PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 PORT="$(free_port)"
-export AIRLOCK_DATABASE_URL="sqlite://$WORK/bench.db" AIRLOCK_KEY_FILE="$WORK/bench.key" \
-       AIRLOCK_BIND="127.0.0.1:$PORT" AIRLOCK_LOG_LEVEL=warn AIRLOCK_COOKIE_SECURE=false \
-       AIRLOCK_SITE_ROOT="${AIRLOCK_SITE_ROOT:-$ROOT/target/site}" AIRLOCK_POLICY_FILE="$ROOT/policies/demo.toml" \
-       AIRLOCK_AGENT_RATE_PER_SECOND=0 AIRLOCK_MAX_PENDING_PER_AGENT=0
+bench_server_env "$WORK" "$PORT" "${AIRLOCK_SITE_ROOT:-$ROOT/target/site}"
 SECRET="$("$BIN/airlock" agent add load | tail -n1)"
 echo "bench password 0123456789" | "$BIN/airlock" user add bench --role reviewer --password-stdin >/dev/null
 "$BIN/airlock" serve >"$WORK/server.log" 2>&1 &

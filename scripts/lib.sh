@@ -5,14 +5,25 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-# Wait until BASE/readyz answers (about 10 s at most); fails if it never does.
+# Wait until BASE/readyz answers (TRIES × 0.1 s, default 10 s); fails if it never does.
 wait_ready() {
-  local base="$1"
-  for _ in $(seq 100); do
+  local base="$1" tries="${2:-100}"
+  for _ in $(seq "$tries"); do
     curl -fsS "$base/readyz" >/dev/null 2>&1 && return 0
     sleep 0.1
   done
   curl -fsS "$base/readyz" >/dev/null
+}
+
+# The settings of a benchmark server: a fresh SQLite file and key in WORK, loopback PORT,
+# the demo policy, browser assets from SITE, and no per-agent limits (one agent is the
+# whole load).
+bench_server_env() {
+  local work="$1" port="$2" site="$3"
+  export AIRLOCK_DATABASE_URL="sqlite://$work/bench.db" AIRLOCK_KEY_FILE="$work/bench.key" \
+         AIRLOCK_BIND="127.0.0.1:$port" AIRLOCK_LOG_LEVEL=warn AIRLOCK_COOKIE_SECURE=false \
+         AIRLOCK_SITE_ROOT="$site" AIRLOCK_POLICY_FILE="$PWD/policies/demo.toml" \
+         AIRLOCK_AGENT_RATE_PER_SECOND=0 AIRLOCK_MAX_PENDING_PER_AGENT=0
 }
 
 # Sign in as a browser does (the form's CSRF token, then the credentials), keeping the

@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source scripts/env.sh
+source scripts/lib.sh
 bash scripts/build.sh
 # Plain http on loopback: cookies cannot be Secure here (documented in the README).
 export AIRLOCK_COOKIE_SECURE="${AIRLOCK_COOKIE_SECURE:-false}"
@@ -24,7 +25,7 @@ trap 'kill -TERM "$SERVER" 2>/dev/null || true' INT TERM
 # sends a session so the queue has calls to review. AIRLOCK_DEMO_AGENT=false skips it.
 if [ "${AIRLOCK_DEMO_AGENT:-true}" = true ]; then
   (
-    for _ in $(seq 300); do curl -fsS "http://$BIND/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
+    wait_ready "http://$BIND" 600 || exit 0
     printf '\n\033[1mAirlock is ready:\033[0m http://%s (sign in as admin with the password printed above on the first start)\n\n' "$BIND" >&2
     "$bin" demo-agent --url "http://$BIND" --wait 600 || true
   ) &

@@ -110,10 +110,7 @@ impl Backend for ServerBackend {
         for (tool, agent, risk, n) in groups {
             let n = n.max(0) as u64;
             total += n;
-            if (q.tool.is_empty() || tool == q.tool)
-                && (q.agent.is_empty() || agent == q.agent)
-                && (q.risk.is_empty() || risk == q.risk)
-            {
+            if q.matches_fields(&tool, &agent, &risk, None) {
                 matching += n;
             }
             *tools.entry(tool).or_insert(0) += n;

@@ -165,10 +165,16 @@ pub const QUEUE_PAGE: u32 = 50;
 impl QueueQuery {
     /// Whether a held call passes the filters (for calls that arrive live).
     pub fn matches(&self, item: &QueueItem) -> bool {
-        (self.tool.is_empty() || item.tool == self.tool)
-            && (self.agent.is_empty() || item.agent == self.agent)
-            && (self.risk.is_empty() || item.risk == self.risk)
-            && (self.session.is_empty() || item.session_id == self.session)
+        self.matches_fields(&item.tool, &item.agent, &item.risk, Some(&item.session_id))
+    }
+
+    /// The filters over a call's fields; `session: None` leaves the session filter out
+    /// (for counts grouped without sessions, which the server counts separately).
+    pub fn matches_fields(&self, tool: &str, agent: &str, risk: &str, session: Option<&str>) -> bool {
+        (self.tool.is_empty() || tool == self.tool)
+            && (self.agent.is_empty() || agent == self.agent)
+            && (self.risk.is_empty() || risk == self.risk)
+            && (self.session.is_empty() || session.is_none_or(|s| s == self.session))
     }
 
     pub fn filtered(&self) -> bool {

@@ -187,12 +187,7 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
                 };
                 if fresh {
                     total.update(|t| *t = t.saturating_sub(1));
-                    let q = query.get_value();
-                    let matches = (q.tool.is_empty() || q.tool == d.tool)
-                        && (q.agent.is_empty() || q.agent == d.agent)
-                        && (q.risk.is_empty() || q.risk == d.risk)
-                        && (q.session.is_empty() || q.session == d.session_id);
-                    if matches {
+                    if query.with_value(|q| q.matches_fields(&d.tool, &d.agent, &d.risk, Some(&d.session_id))) {
                         matching.update(|m| *m = m.saturating_sub(1));
                     }
                 }

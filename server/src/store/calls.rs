@@ -340,23 +340,20 @@ pub async fn recent(db: &Db, window: i64) -> Result<Recent, sqlx::Error> {
     let (waiting,): (i64,) = sqlx::query_as("SELECT count(*) FROM tool_calls WHERE status = 'pending'")
         .fetch_one(db)
         .await?;
-    let groups = sqlx::query_as(
-        "SELECT status, blocked_by, tool, count(*) FROM \
-         (SELECT status, blocked_by, tool FROM tool_calls ORDER BY rowid DESC LIMIT ?) GROUP BY 1, 2, 3",
+    // One pass over the window: the groups, each with its oldest call.
+    let rows: Vec<(String, Option<String>, String, i64, i64)> = sqlx::query_as(
+        "SELECT status, blocked_by, tool, count(*), min(created_at_ms) FROM \
+         (SELECT status, blocked_by, tool, created_at_ms FROM tool_calls ORDER BY rowid DESC LIMIT ?) \
+         GROUP BY 1, 2, 3",
     )
     .bind(window)
     .fetch_all(db)
     .await?;
-    let (oldest_ms,): (Option<i64>,) = sqlx::query_as(
-        "SELECT min(created_at_ms) FROM (SELECT created_at_ms FROM tool_calls ORDER BY rowid DESC LIMIT ?)",
-    )
-    .bind(window)
-    .fetch_one(db)
-    .await?;
+    let oldest_ms = rows.iter().map(|r| r.4).min();
     Ok(Recent {
         calls: calls.max(0) as u64,
         waiting: waiting.max(0) as u64,
-        groups,
+        groups: rows.into_iter().map(|(s, b, t, n, _)| (s, b, t, n)).collect(),
         oldest_ms,
     })
 }

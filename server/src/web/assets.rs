@@ -53,7 +53,7 @@ fn is_hashed(path: &str) -> bool {
 }
 
 /// How this server's views were compiled (`--cfg erase_components` or not).
-const VIEWS: &str = if cfg!(erase_components) { "erased" } else { "typed" };
+pub const VIEWS: &str = if cfg!(erase_components) { "erased" } else { "typed" };
 
 /// Refuse browser assets whose views were compiled the other way: hydration would fail on
 /// every page. scripts/build.sh records it in `pkg/hash.txt` (`views: erased|typed`).

@@ -172,7 +172,7 @@ async fn browser_assets_are_compressed_and_cached_by_content_hash() {
         pkg.join("hash.txt"),
         format!(
             "js: 0000000000000000\nwasm: 0123456789abcdef\ncss: 0000000000000000\nviews: {}\n",
-            views()
+            server::web::assets::VIEWS
         ),
     )
     .unwrap();
@@ -221,7 +221,11 @@ async fn browser_assets_are_compressed_and_cached_by_content_hash() {
 async fn a_server_refuses_browser_assets_built_the_other_way() {
     let site = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(site.path().join("pkg")).unwrap();
-    let other = if views() == "erased" { "typed" } else { "erased" };
+    let other = if server::web::assets::VIEWS == "erased" {
+        "typed"
+    } else {
+        "erased"
+    };
     std::fs::write(
         site.path().join("pkg/hash.txt"),
         format!("wasm: 0123456789abcdef\nviews: {other}\n"),
@@ -234,13 +238,4 @@ async fn a_server_refuses_browser_assets_built_the_other_way() {
         .err()
         .expect("refused");
     assert!(err.contains("views") && err.contains("scripts/build.sh"), "{err}");
-}
-
-/// How this test build compiled its views (scripts/env.sh sets erase_components).
-fn views() -> &'static str {
-    if cfg!(erase_components) {
-        "erased"
-    } else {
-        "typed"
-    }
 }
