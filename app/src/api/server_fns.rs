@@ -3,9 +3,12 @@
 //! CSRF token as its first argument (forms carry it as a hidden field) and checks it.
 
 use super::{
-    AuditSummary, CallDetail, DecisionOutcome, GrantList, GrantScopeKind, Permission, QueueQuery, QueueSnapshot, Role,
-    SessionInfo, StatsSummary, UserView, Verdict,
+    AuditSummary, CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery, QueueSnapshot, Role, SessionInfo,
+    StatsSummary, UserView, Verdict,
 };
+// Only the server-side bodies check permissions.
+#[cfg(feature = "ssr")]
+use super::Permission;
 use leptos::prelude::*;
 use leptos::server_fn::codec::{GetUrl, Json};
 
