@@ -9,8 +9,8 @@ use crate::store::review::{self as reviews, GrantRow};
 use crate::store::{self, users, Db};
 use app::api::{
     AuditEventView, AuditSummary, Backend, BackendError, CallDetail, DecisionInput, DecisionOutcome, Facet, GrantList,
-    GrantScopeKind, GrantView, ImpactView, Permission, QueueItem, QueueQuery, QueueSnapshot, Role, SessionCall,
-    StatsSummary, UserView, Verdict, QUEUE_PAGE, STATS_WINDOW,
+    GrantScopeKind, GrantView, ImpactView, LiveEvent, Permission, QueueQuery, QueueSnapshot, Role, SessionCall,
+    StatsSummary, UserChanged, UserView, Verdict, QUEUE_PAGE, STATS_WINDOW,
 };
 use policy::Policy;
 use serde_json::Value;
@@ -67,7 +67,7 @@ impl Backend for ServerBackend {
         .await
         .map_err(map)?;
         tracing::info!(actor = %actor.username, user = %u.username, role = %role, "user added");
-        self.hub.publish("users_changed", serde_json::json!({ "user": u.id }));
+        self.hub.publish(LiveEvent::UsersChanged(UserChanged { user: u.id }));
         Ok(u)
     }
 
@@ -76,8 +76,7 @@ impl Backend for ServerBackend {
             .await
             .map_err(map)?;
         tracing::info!(actor = %actor.username, user_id, role = %role, "role changed");
-        self.hub
-            .publish("users_changed", serde_json::json!({ "user": user_id }));
+        self.hub.publish(LiveEvent::UsersChanged(UserChanged { user: user_id }));
         Ok(())
     }
 
@@ -89,8 +88,7 @@ impl Backend for ServerBackend {
             .await
             .map_err(map)?;
         tracing::info!(actor = %actor.username, user_id, disabled, "user status changed");
-        self.hub
-            .publish("users_changed", serde_json::json!({ "user": user_id }));
+        self.hub.publish(LiveEvent::UsersChanged(UserChanged { user: user_id }));
         Ok(())
     }
 
@@ -143,7 +141,7 @@ impl Backend for ServerBackend {
         let items = rows
             .iter()
             .map(|r| {
-                let mut item = queue_item(&self.policy, r);
+                let mut item = review::view::queue_item(&self.policy, r);
                 item.approvals = approvals.remove(&r.id).unwrap_or_default();
                 item
             })
@@ -213,7 +211,7 @@ impl Backend for ServerBackend {
                     .collect()
             })
             .unwrap_or_default();
-        let mut item = queue_item(&self.policy, &row);
+        let mut item = review::view::queue_item(&self.policy, &row);
         item.approvals = approvals;
         Ok(CallDetail {
             status: row.status.clone(),
@@ -623,25 +621,6 @@ fn refusal(e: ReviewError) -> String {
 }
 
 /// The queue's view of a call row (approvals are filled in by the caller).
-pub fn queue_item(policy: &Policy, r: &CallRow) -> QueueItem {
-    QueueItem {
-        id: r.id.clone(),
-        agent: r.agent_id.clone(),
-        session_id: r.session_id.clone(),
-        tool: r.tool.clone(),
-        server: r.server.clone(),
-        risk: r.risk.clone(),
-        destructive: policy.tool_info(&r.tool).is_some_and(|t| t.destructive),
-        rule: r.rule.clone(),
-        reason: r.reason.clone(),
-        blocked_by: r.blocked_by.clone(),
-        created_at_ms: r.created_at_ms,
-        expires_at_ms: r.expires_at_ms,
-        approvers_required: r.approvers_required,
-        approvals: Vec::new(),
-    }
-}
-
 fn grant_view(g: GrantRow) -> GrantView {
     GrantView {
         id: g.id,

@@ -7,10 +7,12 @@
 //! then pinned to those addresses, so DNS cannot be re-bound between check and connect.
 
 use crate::agents::{self, AgentId};
+use crate::audit::NewEvent;
 use crate::ingest::{signature, view};
-use crate::ledger::{CallbackAttempt, Ledger};
+use crate::ledger::{Ledger, Tx};
 use crate::store::{self, calls, Db};
 use policy::guards::url::UrlGuard;
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -25,6 +27,16 @@ pub struct Dispatcher {
     pub allow_private: bool,
     pub max_attempts: i64,
     pub backoff_ms: i64,
+}
+
+/// One delivery attempt that finished, for the ledger to record.
+pub struct CallbackAttempt {
+    pub call_id: String,
+    pub attempt: i64,
+    /// HTTP status, or the error when nothing came back.
+    pub result: Result<u16, String>,
+    /// When to try again; `None` when this was the last attempt or it succeeded.
+    pub retry_at_ms: Option<i64>,
 }
 
 /// Deliveries in flight at once, and per agent: one slow receiver holds up only its
@@ -194,6 +206,42 @@ fn checked_addresses(
         .into_iter()
         .map(|ip| std::net::SocketAddr::new(ip, port))
         .collect())
+}
+
+/// Record one delivery attempt: the delivery's new state and an audit event.
+pub async fn record_attempt(tx: &mut Tx<'_>, a: &CallbackAttempt) -> Result<(), sqlx::Error> {
+    let now = store::now_ms();
+    let delivered = matches!(a.result, Ok(s) if (200..300).contains(&s));
+    let (state, next) = match (delivered, a.retry_at_ms) {
+        (true, _) => ("delivered", now),
+        (false, Some(t)) => ("queued", t),
+        (false, None) => ("failed", now),
+    };
+    let error = match &a.result {
+        Ok(s) if !delivered => Some(format!("HTTP {s}")),
+        Ok(_) => None,
+        Err(e) => Some(e.clone()),
+    };
+    calls::update_callback(tx.conn, &a.call_id, state, a.attempt, next, error.as_deref()).await?;
+    let session: Option<String> = sqlx::query_scalar("SELECT session_id FROM tool_calls WHERE id = ?")
+        .bind(&a.call_id)
+        .fetch_optional(&mut *tx.conn)
+        .await?;
+    tx.audit(
+        now,
+        &NewEvent {
+            kind: "callback_attempt",
+            actor: "system".into(),
+            call_id: Some(a.call_id.clone()),
+            session_id: session,
+            data: json!({
+                "attempt": a.attempt, "delivered": delivered, "status": a.result.as_ref().ok(),
+                "error": error, "state": state, "retry_at_ms": a.retry_at_ms.filter(|_| !delivered),
+            }),
+        },
+    )
+    .await?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod demo_agent;
 pub mod error;
+pub mod expiry;
 pub mod host;
 pub mod ingest;
 pub mod ledger;

@@ -7,7 +7,7 @@ use crate::backend::ServerBackend;
 use crate::callbacks::Dispatcher;
 use crate::config::Config;
 use crate::ingest;
-use crate::ledger::{self, Ledger};
+use crate::ledger;
 use crate::realtime::waiters::Waiters;
 use crate::realtime::{sse, Hub};
 use crate::state::{AppState, StateParts};
@@ -173,7 +173,7 @@ impl Application {
     ) -> Result<(), String> {
         let state = self.state.clone();
         let housekeeping = tokio::spawn(housekeeping(state.clone()));
-        let expiry = tokio::spawn(expiry(state.ledger.clone()));
+        let expiry = tokio::spawn(crate::expiry::run(state.ledger.clone()));
         let callbacks = tokio::spawn(
             Dispatcher {
                 db: state.db.clone(),
@@ -258,18 +258,6 @@ pub(crate) fn callback_guard(resolve: bool) -> Result<UrlGuard, String> {
             resolve,
         },
     )
-}
-
-/// Expire pending calls whose time is up, once a second (safe default: not executed).
-async fn expiry(ledger: Ledger) {
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        if let Err(e) = ledger.expire(store::now_ms()).await {
-            tracing::warn!(error = %e, "expiring calls failed");
-        }
-    }
 }
 
 /// Periodic clean-up: expired sessions, idle throttle keys.

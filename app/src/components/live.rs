@@ -1,17 +1,17 @@
 //! The browser's subscription to the server's event hub (SSE on `/api/events`).
 //! One EventSource per page; it reconnects on its own and resumes from the last event id.
 
+use crate::api::LiveEvent;
 use leptos::prelude::*;
 
 /// One event as received.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LiveEvent {
+pub struct Received {
     /// The hub's sequence number.
     pub seq: u64,
     /// This page's own count (1, 2, …): consumers remember the last one they handled.
     pub n: u64,
-    pub kind: String,
-    pub data: String,
+    pub event: LiveEvent,
 }
 
 /// How many recent events a page keeps for its consumers.
@@ -22,14 +22,14 @@ const KEEP: usize = 256;
 #[derive(Clone, Copy)]
 pub struct Live {
     pub connected: RwSignal<bool>,
-    pub last: RwSignal<Option<LiveEvent>>,
+    pub last: RwSignal<Option<Received>>,
     pub received: RwSignal<u64>,
     /// Recent events, oldest first: several may arrive before an effect runs.
-    pub recent: StoredValue<Vec<LiveEvent>>,
+    pub recent: StoredValue<Vec<Received>>,
 }
 
 /// Call `handle` for every event that arrives from now on, each exactly once and in order.
-pub fn on_live_event(handle: impl Fn(&LiveEvent) + 'static) {
+pub fn on_live_event(handle: impl Fn(&Received) + 'static) {
     let Some(live) = use_live() else { return };
     let seen = StoredValue::new(live.received.get_untracked());
     Effect::new(move |_| {
@@ -50,17 +50,6 @@ pub fn on_live_event(handle: impl Fn(&LiveEvent) + 'static) {
 pub fn use_live() -> Option<Live> {
     use_context::<Live>()
 }
-
-/// Event kinds the hub sends; the client listens to each by name.
-pub const KINDS: &[&str] = &[
-    "hello",
-    "resync",
-    "users_changed",
-    "call_pending",
-    "call_decided",
-    "call_updated",
-    "grants_changed",
-];
 
 /// Provide the (not yet connected) live state to the whole page.
 pub fn provide_live() -> Live {
@@ -101,19 +90,17 @@ fn connect(live: Live) {
     let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| live.connected.set(false));
     es.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     on_error.forget();
-    for kind in KINDS {
-        let kind_s = kind.to_string();
+    for kind in LiveEvent::KINDS {
         let on_msg = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
             let seq = e.last_event_id().parse().unwrap_or(0);
             let data = e.data().as_string().unwrap_or_default();
             live.connected.set(true);
-            let n = live.received.get_untracked() + 1;
-            let event = LiveEvent {
-                seq,
-                n,
-                kind: kind_s.clone(),
-                data,
+            // A kind or payload this build does not know (a newer server) is skipped.
+            let Some(event) = LiveEvent::parse(kind, &data) else {
+                return;
             };
+            let n = live.received.get_untracked() + 1;
+            let event = Received { seq, n, event };
             live.recent.update_value(|r| {
                 if r.len() == KEEP {
                     r.remove(0);

@@ -1,7 +1,7 @@
 //! Approve-all grants: which are in force, revoking them, and which ended recently.
 
 use crate::api::who;
-use crate::api::{error_text, list_grants, GrantView, RevokeGrant, SessionInfo, CSRF_FIELD};
+use crate::api::{error_text, list_grants, GrantView, LiveEvent, RevokeGrant, SessionInfo, CSRF_FIELD};
 use crate::components::clock::{span, start_clock, Clock};
 use crate::components::live::on_live_event;
 use crate::components::shell::{use_session, Guarded};
@@ -29,7 +29,7 @@ fn GrantsBody() -> impl IntoView {
     let revoke = ServerAction::<RevokeGrant>::new();
     let changed = RwSignal::new(0u32);
     on_live_event(move |e| {
-        if e.kind == "grants_changed" {
+        if matches!(e.event, LiveEvent::GrantsChanged(_)) {
             changed.update(|n| *n += 1);
         }
     });

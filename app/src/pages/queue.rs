@@ -4,7 +4,7 @@
 //! does not move; calls decided elsewhere stay in place, marked with who decided.
 
 use crate::api::{
-    decide_batch, error_text, get_queue, who, DecisionOutcome, Facet, QueueItem, QueueQuery, QueueSnapshot,
+    decide_batch, error_text, get_queue, who, DecisionOutcome, Facet, LiveEvent, QueueItem, QueueQuery, QueueSnapshot,
     SessionInfo, Verdict,
 };
 use crate::components::clock::{countdown, span, start_clock, Clock};
@@ -12,7 +12,6 @@ use crate::components::live::{on_live_event, use_live};
 use crate::components::shell::{use_session, Guarded};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use serde::Deserialize;
 use std::collections::BTreeSet;
 
 #[component]
@@ -60,27 +59,6 @@ struct Row {
     item: QueueItem,
     /// (status, decided by) once decided by anyone.
     decided: Option<(String, String)>,
-}
-
-#[derive(Deserialize)]
-struct Decided {
-    id: String,
-    status: String,
-    decided_by: Option<String>,
-    #[serde(default)]
-    session_id: String,
-    #[serde(default)]
-    tool: String,
-    #[serde(default)]
-    agent: String,
-    #[serde(default)]
-    risk: String,
-}
-
-#[derive(Deserialize)]
-struct Updated {
-    id: String,
-    approvals: Vec<String>,
 }
 
 /// Calls that arrive live are added below the page, up to this many; beyond it the page
@@ -154,12 +132,10 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
     };
     on_live_event(move |e| {
         let fresh = e.seq > base_seq.get_value();
-        match e.kind.as_str() {
-            "hello" | "resync" => reload(),
-            "call_pending" => {
-                let Ok(item) = serde_json::from_str::<QueueItem>(&e.data) else {
-                    return;
-                };
+        match &e.event {
+            LiveEvent::Hello(_) | LiveEvent::Resync(_) => reload(),
+            LiveEvent::CallPending(item) => {
+                let item = item.clone();
                 if fresh {
                     total.update(|t| *t += 1);
                 }
@@ -181,10 +157,7 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
                     }
                 });
             }
-            "call_decided" => {
-                let Ok(d) = serde_json::from_str::<Decided>(&e.data) else {
-                    return;
-                };
+            LiveEvent::CallDecided(d) => {
                 if fresh {
                     total.update(|t| *t = t.saturating_sub(1));
                     if query.with_value(|q| q.matches_fields(&d.tool, &d.agent, &d.risk, Some(&d.session_id))) {
@@ -193,21 +166,23 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
                 }
                 rows.update(|rs| {
                     if let Some(r) = rs.iter_mut().find(|r| r.item.id == d.id) {
-                        r.decided = Some((d.status, d.decided_by.unwrap_or_else(|| "system".into())));
+                        r.decided = Some((
+                            d.status.clone(),
+                            d.decided_by.clone().unwrap_or_else(|| "system".into()),
+                        ));
                     }
                 });
                 selected.update(|s| {
                     s.remove(&d.id);
                 });
             }
-            "call_updated" => {
-                if let Ok(u) = serde_json::from_str::<Updated>(&e.data) {
-                    rows.update(|rs| {
-                        if let Some(r) = rs.iter_mut().find(|r| r.item.id == u.id) {
-                            r.item.approvals = u.approvals;
-                        }
-                    });
-                }
+            LiveEvent::CallUpdated(u) => {
+                rows.update(|rs| {
+                    if let Some(r) = rs.iter_mut().find(|r| r.item.id == u.id) {
+                        r.item.approvals = u.approvals.clone();
+                        r.item.approvers_required = u.approvers_required;
+                    }
+                });
             }
             _ => {}
         }
@@ -624,7 +599,7 @@ fn LiveFooter() -> impl IntoView {
     let received = move || live.map_or(0, |l| l.received.get());
     let last = move || {
         live.and_then(|l| l.last.get())
-            .map(|e| format!("#{} {}", e.seq, e.kind))
+            .map(|e| format!("#{} {}", e.seq, e.event.kind()))
             .unwrap_or_else(|| "none yet".into())
     };
     view! {

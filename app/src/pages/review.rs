@@ -2,8 +2,8 @@
 //! and the decision buttons. A modification is shown as a diff before it is released.
 
 use crate::api::{
-    error_text, get_call, who, CallDetail, Decide, DecisionOutcome, GrantScopeKind, Permission, RevealArguments,
-    SessionInfo, Verdict,
+    error_text, get_call, who, CallDetail, Decide, DecisionOutcome, GrantScopeKind, LiveEvent, Permission,
+    RevealArguments, SessionInfo, Verdict,
 };
 use crate::components::clock::{countdown, span, start_clock, Clock};
 use crate::components::diff::Diff;
@@ -47,7 +47,8 @@ fn ReviewLoader() -> impl IntoView {
     });
     // Someone else decided, or a quorum vote came in: show the new state.
     on_live_event(move |e| {
-        if matches!(e.kind.as_str(), "call_decided" | "call_updated") && e.data.contains(&id()) {
+        let about_this = matches!(e.event, LiveEvent::CallDecided(_) | LiveEvent::CallUpdated(_));
+        if about_this && e.event.call_id() == Some(id().as_str()) {
             reload.update(|n| *n += 1);
         }
     });

@@ -8,13 +8,14 @@
 pub mod facts;
 pub mod openapi;
 pub mod proposal;
+pub mod record;
 pub mod replay;
 pub mod signature;
 pub mod view;
 
 use crate::agents::AgentId;
 use crate::audit::NewEvent;
-use crate::ledger::{IngestJob, LedgerError, Outcome};
+use crate::ledger::LedgerError;
 use crate::state::AppState;
 use crate::store::{self, calls};
 use axum::body::{Body, Bytes};
@@ -23,6 +24,7 @@ use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use policy::JsonLimits;
 use proposal::Proposal;
+use record::{IngestJob, Outcome, RedactedProposal};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use signature::SignatureError;
@@ -371,7 +373,7 @@ pub async fn propose(
         }
     };
     let job = IngestJob {
-        redacted: crate::ledger::RedactedProposal::of(&proposal),
+        redacted: RedactedProposal::of(&proposal),
         agent: signed.agent.to_string(),
         message_id: signed.message_id,
         body_sha256: Sha256::digest(&bytes).into(),

@@ -2,17 +2,16 @@
 //! bounded backlog so a reconnecting browser can resume from its last sequence number.
 //! When the backlog no longer reaches back that far, the subscriber is told to resync.
 
-use serde::Serialize;
+use app::api::LiveEvent;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, watch};
 
-/// One event. `kind` is the SSE event name; `data` is JSON.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One event and its sequence number.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     pub seq: u64,
-    pub kind: String,
-    pub data: serde_json::Value,
+    pub event: LiveEvent,
 }
 
 struct Inner {
@@ -54,13 +53,9 @@ impl Hub {
     }
 
     /// Publish an event; returns its sequence number.
-    pub fn publish(&self, kind: &str, data: serde_json::Value) -> u64 {
+    pub fn publish(&self, event: LiveEvent) -> u64 {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let ev = Arc::new(Event {
-            seq: g.next_seq,
-            kind: kind.to_string(),
-            data,
-        });
+        let ev = Arc::new(Event { seq: g.next_seq, event });
         g.next_seq += 1;
         if g.backlog.len() == self.capacity {
             g.backlog.pop_front();
@@ -117,23 +112,31 @@ impl Hub {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use app::api::{GrantChanged, UserChanged};
+
+    fn ev(user: i64) -> LiveEvent {
+        LiveEvent::UsersChanged(UserChanged { user })
+    }
 
     #[tokio::test]
     async fn subscribers_get_events_in_order_with_sequence_numbers() {
         let hub = Hub::new(8);
         let mut s = hub.subscribe(None);
-        assert_eq!(hub.publish("a", json!(1)), 1);
-        assert_eq!(hub.publish("b", json!(2)), 2);
+        assert_eq!(hub.publish(ev(1)), 1);
+        let grant = LiveEvent::GrantsChanged(GrantChanged {
+            id: "gr_1".into(),
+            active: true,
+        });
+        assert_eq!(hub.publish(grant.clone()), 2);
         assert_eq!(s.live.recv().await.unwrap().seq, 1);
-        assert_eq!(s.live.recv().await.unwrap().kind, "b");
+        assert_eq!(s.live.recv().await.unwrap().event, grant);
     }
 
     #[test]
     fn resuming_returns_missed_events_and_flags_a_gap_beyond_the_backlog() {
         let hub = Hub::new(3);
         for i in 0..5 {
-            hub.publish("e", json!(i));
+            hub.publish(ev(i));
         }
         let s = hub.subscribe(Some(3));
         assert_eq!(s.backlog.iter().map(|e| e.seq).collect::<Vec<_>>(), [4, 5]);

@@ -5,7 +5,7 @@
 use super::hub::Event;
 use crate::error::json_error;
 use crate::state::AppState;
-use app::api::RequestAuth;
+use app::api::{LiveEvent, Position, RequestAuth, ResyncReason};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
@@ -23,18 +23,13 @@ pub struct Since {
     since: Option<u64>,
 }
 
-fn sse_event(e: &Event) -> SseEvent {
-    SseEvent::default()
-        .id(e.seq.to_string())
-        .event(&e.kind)
-        .data(e.data.to_string())
+fn sse_event(seq: u64, e: &LiveEvent) -> SseEvent {
+    SseEvent::default().id(seq.to_string()).event(e.kind()).data(e.data())
 }
 
 fn resync(head: u64) -> SseEvent {
-    SseEvent::default()
-        .id(head.to_string())
-        .event("resync")
-        .data(serde_json::json!({ "reason": "missed events; reload the current state" }).to_string())
+    let reason = "missed events; reload the current state".to_string();
+    sse_event(head, &LiveEvent::Resync(ResyncReason { reason }))
 }
 
 /// How often an open stream re-checks that its sign-in still stands.
@@ -81,14 +76,11 @@ pub async fn events(
     tracing::debug!(user = %user.username, ?since, head = sub.head, "live stream opened");
 
     let head = sub.head;
-    let hello = SseEvent::default()
-        .id(head.to_string())
-        .event("hello")
-        .data(serde_json::json!({ "seq": head }).to_string());
+    let hello = sse_event(head, &LiveEvent::Hello(Position { seq: head }));
     let first = if sub.gap { resync(head) } else { hello };
-    let backlog: Vec<SseEvent> = sub.backlog.iter().map(|e| sse_event(e)).collect();
+    let backlog: Vec<SseEvent> = sub.backlog.iter().map(|e| sse_event(e.seq, &e.event)).collect();
     let live = BroadcastStream::new(sub.live).map(move |r: Result<Arc<Event>, BroadcastStreamRecvError>| match r {
-        Ok(e) => sse_event(&e),
+        Ok(e) => sse_event(e.seq, &e.event),
         // This subscriber fell behind the channel: tell it to reload.
         Err(BroadcastStreamRecvError::Lagged(_)) => resync(head),
     });

@@ -5,6 +5,7 @@
 //! run in [`crate::backend`] before a decision reaches the ledger; the ledger applies it
 //! serially, so of two reviewers acting at once exactly one wins.
 
+pub mod decide;
 pub mod grants;
 pub mod unredact;
 pub mod view;

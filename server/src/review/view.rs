@@ -2,6 +2,8 @@
 //! except the values a guard checks (paths, commands, URLs), which are shown exactly as
 //! they will run; and with invisible or direction-changing characters made visible.
 
+use crate::store::calls::CallRow;
+use app::api::QueueItem;
 use policy::Policy;
 use serde_json::Value;
 
@@ -16,6 +18,26 @@ pub fn arguments(policy: &Policy, tool: &str, raw: &Value) -> Value {
         }
     }
     shown
+}
+
+/// A held call as the queue lists it (and as `call_pending` announces it).
+pub fn queue_item(policy: &Policy, r: &CallRow) -> QueueItem {
+    QueueItem {
+        id: r.id.clone(),
+        agent: r.agent_id.clone(),
+        session_id: r.session_id.clone(),
+        tool: r.tool.clone(),
+        server: r.server.clone(),
+        risk: r.risk.clone(),
+        destructive: policy.tool_info(&r.tool).is_some_and(|t| t.destructive),
+        rule: r.rule.clone(),
+        reason: r.reason.clone(),
+        blocked_by: r.blocked_by.clone(),
+        created_at_ms: r.created_at_ms,
+        expires_at_ms: r.expires_at_ms,
+        approvers_required: r.approvers_required,
+        approvals: Vec::new(),
+    }
 }
 
 /// Characters that change how text reads without being seen: bidirectional controls,

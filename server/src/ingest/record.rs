@@ -1,0 +1,341 @@
+//! What the ledger writes for an agent: a proposal decided and stored, a cancellation,
+//! a reported result. Plain functions over the writer's transaction ([`Tx`]).
+
+use super::facts::{Facts, Recorded};
+use super::proposal::Proposal;
+use super::view::{call_view, executable};
+use crate::audit::{self, NewEvent};
+use crate::ledger::{LedgerError, Tx};
+use crate::review;
+use crate::store;
+use crate::store::calls::{self, CallRow, NewCall};
+use crate::store::usage::UsageState;
+use app::api::LiveEvent;
+use policy::{Inputs, UsageDelta};
+use serde_json::{json, Value};
+
+/// A proposal whose signature checked out, with what the handler prepared for it.
+pub struct IngestJob {
+    pub agent: String,
+    /// Redacted forms, prepared by the handler (redaction is the costliest step and
+    /// needs no shared state, so it runs in parallel, not in the serial ledger).
+    pub redacted: RedactedProposal,
+    pub message_id: String,
+    pub body_sha256: [u8; 32],
+    pub proposal: Proposal,
+    pub facts: Facts,
+    pub received_at_ms: i64,
+}
+
+/// What may be stored and shown of a proposal.
+pub struct RedactedProposal {
+    pub arguments: Value,
+    pub masked: Vec<policy::redact::Masked>,
+    pub context: Option<String>,
+    pub reason: Option<String>,
+    pub plan: Option<String>,
+}
+
+impl RedactedProposal {
+    pub fn of(p: &Proposal) -> RedactedProposal {
+        let args = policy::redact::redact_value(&p.arguments);
+        RedactedProposal {
+            arguments: args.value,
+            masked: args.masked,
+            context: (!p.context.is_null()).then(|| policy::redact::redact_value(&p.context).value.to_string()),
+            reason: p.reason.as_deref().map(|r| policy::redact::redact_text(r).value),
+            plan: p.plan.as_deref().map(|r| policy::redact::redact_text(r).value),
+        }
+    }
+}
+
+/// The answer to an ingest: the JSON body, and whether it is a replay of an earlier one.
+#[derive(Debug)]
+pub struct Ingested {
+    pub body: String,
+    pub replay: bool,
+}
+
+/// What the agent reports after executing a call.
+pub struct Outcome {
+    pub ok: bool,
+    pub summary: Option<String>,
+    pub duration_ms: Option<i64>,
+}
+
+/// Decide a run of proposals and store them with one statement per table: the ledger is
+/// serial, so per-call round trips to SQLite are what limits throughput. Answers one
+/// result per job, in order.
+pub async fn ingest(
+    tx: &mut Tx<'_>,
+    jobs: Vec<Box<IngestJob>>,
+) -> Result<Vec<Result<Ingested, LedgerError>>, sqlx::Error> {
+    let keys: Vec<(&str, &str)> = jobs.iter().map(|j| (j.agent.as_str(), j.message_id.as_str())).collect();
+    let mut known = calls::find_messages(tx.conn, &keys).await?;
+    let mut answers = Vec::with_capacity(jobs.len());
+    let mut prepared: Vec<(&IngestJob, Prepared)> = Vec::with_capacity(jobs.len());
+    let mut deltas = Vec::new();
+    for job in &jobs {
+        let key = (job.agent.clone(), job.message_id.clone());
+        if let Some((hash, response)) = known.get(&key) {
+            // The idempotency key was used before (earlier, or earlier in this batch).
+            let r = if hash[..] == job.body_sha256 {
+                Ok(Ingested {
+                    body: response.clone(),
+                    replay: true,
+                })
+            } else {
+                // Same id, other body: a forgery attempt or a broken client; kept.
+                let ev = NewEvent {
+                    kind: "agent_replay_refused",
+                    actor: format!("agent:{}", job.agent),
+                    call_id: None,
+                    session_id: Some(job.proposal.session_id.clone()),
+                    data: json!({
+                        "message_id": job.message_id, "path": "/api/v1/tool-calls",
+                        "tool": job.proposal.tool, "why": "webhook-id reused with a different body",
+                    }),
+                };
+                tx.audit(store::now_ms(), &ev).await?;
+                Err(LedgerError::Conflict)
+            };
+            answers.push(r);
+            continue;
+        }
+        // A new trust context ends the session's grants before this call is decided.
+        let trust = review::trust_of(&job.proposal.context);
+        for (grant, was) in tx.state.grants.stale(&job.agent, &job.proposal.session_id, &trust) {
+            let why = format!("the session's trust context changed from {was} to {trust}");
+            review::grants::revoke(tx, &grant, "system", &why).await?;
+        }
+        let mut p = prepare(tx, job, trust);
+        if p.pending.is_some() {
+            let cap = tx.state.settings.max_pending_per_agent;
+            let held = tx.state.pending.entry(job.agent.clone()).or_default();
+            if cap > 0 && *held >= cap {
+                // Nothing is stored or charged: the agent may retry the same message later.
+                answers.push(Err(LedgerError::TooManyPending(cap)));
+                continue;
+            }
+            *held += 1;
+        }
+        // Later calls in this batch must see this one's budget use.
+        tx.state.usage.apply(&p.deltas);
+        deltas.append(&mut p.deltas);
+        known.insert(key, (job.body_sha256.to_vec(), p.response.clone()));
+        answers.push(Ok(Ingested {
+            body: p.response.clone(),
+            replay: false,
+        }));
+        if let Some(item) = p.pending.take() {
+            tx.publish(LiveEvent::CallPending(item));
+        }
+        prepared.push((job, p));
+    }
+    let rows: Vec<NewCall<'_>> = prepared.iter().map(|(job, p)| p.new_call(job)).collect();
+    calls::insert_many(tx.conn, &rows).await?;
+    let events: Vec<audit::Chained<'_>> = prepared
+        .iter()
+        .map(|(_, p)| audit::chain(tx.head, p.row.created_at_ms, &p.event))
+        .collect();
+    audit::insert_many(tx.conn, &events).await?;
+    UsageState::persist(tx.conn, &deltas).await?;
+    Ok(answers)
+}
+
+/// A decided proposal, ready to store.
+struct Prepared {
+    row: CallRow,
+    details: String,
+    response: String,
+    event: NewEvent,
+    /// The queue entry for dashboards, when the call is held.
+    pending: Option<app::api::QueueItem>,
+    deltas: Vec<UsageDelta>,
+    trust: String,
+}
+
+/// Evaluate one proposal and build everything that will be stored and answered.
+fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
+    let (state, p) = (&*tx.state, &job.proposal);
+    let now = store::now_ms();
+    let grants = state.grants.for_session(&job.agent, &p.session_id, now);
+    let started = std::time::Instant::now();
+    let call = p.call(&job.agent);
+    let host = Recorded(&job.facts);
+    let d = state.policy.evaluate(
+        &call,
+        &Inputs {
+            now_ms: now,
+            usage: &state.usage,
+            grants: &grants,
+            host: &host,
+        },
+    );
+    let eval_us = started.elapsed().as_micros() as u64;
+    let id = format!("tc_{}", uuid::Uuid::now_v7().simple());
+    let redacted = &job.redacted;
+    let mut details = json!({
+        "shadow": d.shadow, "impact": d.impact, "pinned": d.pinned, "masked": redacted.masked,
+        "destructive": d.destructive, "break_glass": d.break_glass, "grantable": d.grantable,
+    });
+    if d.status == policy::Status::Pending {
+        // What a reviewer's modification must replace, and why no grant is offered.
+        details["charged"] = json!(d.usage);
+        details["not_grantable"] = json!(d.not_grantable);
+    }
+    let details = details.to_string();
+    let status = d.status.as_str();
+    let row = CallRow {
+        id: id.clone(),
+        agent_id: job.agent.clone(),
+        session_id: p.session_id.clone(),
+        trace_id: p.trace_id.clone(),
+        tool: p.tool.clone(),
+        server: p.server.clone(),
+        arguments: p.arguments.to_string(),
+        arguments_redacted: redacted.arguments.to_string(),
+        status: status.to_string(),
+        blocked_by: d.blocked_by.map(|l| l.as_str().to_string()),
+        rule: d.rule.clone(),
+        reason: d.reason.clone(),
+        risk: d.risk.as_str().to_string(),
+        approvers_required: i64::from(d.approvers_required),
+        policy_version: d.policy_version.to_string(),
+        created_at_ms: now,
+        expires_at_ms: d.expires_at_ms,
+        decided_at_ms: (status != "pending").then_some(now),
+        decided_by: None,
+        comment: None,
+        final_arguments: None,
+        callback_url: p.callback_url.clone(),
+        result_outcome: None,
+        pinned: (!d.pinned.is_empty()).then(|| json!(d.pinned).to_string()),
+    };
+    let response = call_view(&row).to_string();
+    let source = match d.source {
+        policy::Source::Policy => "policy",
+        policy::Source::Grant => "grant",
+    };
+    let event = NewEvent {
+        kind: "call_received",
+        actor: format!("agent:{}", job.agent),
+        call_id: Some(id.clone()),
+        session_id: Some(p.session_id.clone()),
+        data: json!({
+            "tool": p.tool, "server": p.server, "trace_id": p.trace_id, "turn_id": p.turn_id,
+            "arguments": redacted.arguments, "masked": redacted.masked,
+            "reason": redacted.reason, "plan": redacted.plan,
+            "on_behalf_of": p.on_behalf_of, "message_id": job.message_id,
+            "decision": {
+                "status": status, "blocked_by": row.blocked_by, "rule": d.rule, "reason": d.reason,
+                "source": source, "grant_id": d.grant_id, "policy_version": row.policy_version,
+                "risk": row.risk, "approvers_required": row.approvers_required,
+                "expires_at_ms": d.expires_at_ms, "shadow": d.shadow,
+            },
+            "timings": {"received_at_ms": job.received_at_ms, "evaluate_us": eval_us},
+        }),
+    };
+    let pending = (status == "pending").then(|| review::view::queue_item(&state.policy, &row));
+    Prepared {
+        row,
+        details,
+        response,
+        event,
+        pending,
+        deltas: d.usage,
+        trust,
+    }
+}
+
+impl Prepared {
+    fn new_call<'a>(&'a self, job: &'a IngestJob) -> NewCall<'a> {
+        let (p, r) = (&job.proposal, &self.row);
+        NewCall {
+            id: &r.id,
+            agent_id: &job.agent,
+            message_id: &job.message_id,
+            body_sha256: &job.body_sha256,
+            session_id: &p.session_id,
+            trace_id: p.trace_id.as_deref(),
+            tool: &p.tool,
+            server: p.server.as_deref(),
+            arguments: &r.arguments,
+            arguments_redacted: &r.arguments_redacted,
+            agent_reason: job.redacted.reason.as_deref(),
+            plan: job.redacted.plan.as_deref(),
+            on_behalf_of: p.on_behalf_of.as_deref(),
+            context: job.redacted.context.as_deref(),
+            callback_url: p.callback_url.as_deref(),
+            status: &r.status,
+            blocked_by: r.blocked_by.as_deref(),
+            rule: r.rule.as_deref(),
+            reason: &r.reason,
+            risk: &r.risk,
+            approvers_required: r.approvers_required,
+            policy_version: &r.policy_version,
+            details: &self.details,
+            response: &self.response,
+            created_at_ms: r.created_at_ms,
+            expires_at_ms: r.expires_at_ms,
+            trust: &self.trust,
+            turn_id: p.turn_id.as_deref(),
+            pinned: r.pinned.as_deref(),
+        }
+    }
+}
+
+/// The agent no longer needs a held call.
+pub async fn cancel(tx: &mut Tx<'_>, agent: &str, id: &str) -> Result<Result<CallRow, LedgerError>, sqlx::Error> {
+    let Some(row) = calls::get_in(tx.conn, id).await?.filter(|r| r.agent_id == agent) else {
+        return Ok(Err(LedgerError::NotFound));
+    };
+    if row.status != "pending" {
+        return Ok(Err(LedgerError::NotPending(row.status)));
+    }
+    let now = store::now_ms();
+    let by = format!("agent:{agent}");
+    calls::finish(tx.conn, id, "cancelled", now, &by, None, None).await?;
+    let ev = NewEvent {
+        kind: "call_cancelled",
+        actor: by,
+        call_id: Some(id.to_string()),
+        session_id: Some(row.session_id.clone()),
+        data: json!({"tool": row.tool, "waited_ms": now - row.created_at_ms}),
+    };
+    tx.audit(now, &ev).await?;
+    let row = calls::get_in(tx.conn, id).await?.ok_or(sqlx::Error::RowNotFound)?;
+    tx.decided(&row);
+    Ok(Ok(row))
+}
+
+/// The agent reports what happened when it executed a call.
+pub async fn report(
+    tx: &mut Tx<'_>,
+    agent: &str,
+    id: &str,
+    o: &Outcome,
+) -> Result<Result<CallRow, LedgerError>, sqlx::Error> {
+    let Some(row) = calls::get_in(tx.conn, id).await?.filter(|r| r.agent_id == agent) else {
+        return Ok(Err(LedgerError::NotFound));
+    };
+    if !executable(&row.status) {
+        return Ok(Err(LedgerError::NotExecutable(row.status)));
+    }
+    let now = store::now_ms();
+    let outcome = if o.ok { "ok" } else { "error" };
+    let summary = o.summary.as_deref().map(|s| policy::redact::redact_text(s).value);
+    if !calls::record_result(tx.conn, id, outcome, summary.as_deref(), o.duration_ms, now).await? {
+        return Ok(Err(LedgerError::AlreadyReported));
+    }
+    let ev = NewEvent {
+        kind: "call_result",
+        actor: format!("agent:{agent}"),
+        call_id: Some(id.to_string()),
+        session_id: Some(row.session_id.clone()),
+        data: json!({"tool": row.tool, "outcome": outcome, "summary": summary, "duration_ms": o.duration_ms}),
+    };
+    tx.audit(now, &ev).await?;
+    let row = calls::get_in(tx.conn, id).await?.ok_or(sqlx::Error::RowNotFound)?;
+    Ok(Ok(row))
+}

@@ -1,0 +1,511 @@
+//! The ledger: the one task that writes calls, decisions, budget usage and audit events.
+//!
+//! Handlers send commands over a channel; the ledger takes whatever has queued up (up to
+//! `MAX_BATCH`), applies each inside one `BEGIN IMMEDIATE` transaction, commits once
+//! (group commit, `synchronous = FULL`) and only then answers. So nothing is acknowledged
+//! before it is on disk, a slow disk is paid once per batch instead of once per call, and
+//! budgets and the audit chain have a single, serial writer.
+//!
+//! This module is only the writer: what each command writes lives with its concern
+//! (`ingest::record`, `review::decide`, `review::grants`, `expiry`, `callbacks`) as plain
+//! functions over a [`Tx`], the writer's open transaction and in-memory state.
+
+use crate::audit::{self, Head, NewEvent};
+use crate::callbacks::{self, CallbackAttempt};
+use crate::expiry;
+use crate::ingest::record::{self, IngestJob, Ingested, Outcome};
+use crate::realtime::{waiters::Waiters, Hub};
+use crate::review::grants::{self, GrantState};
+use crate::review::{decide, Review, ReviewError, Reviewed};
+use crate::store::calls::{self, CallRow};
+use crate::store::review as reviews;
+use crate::store::usage::UsageState;
+use crate::store::{self, Db};
+use app::api::{CallDecided, LiveEvent};
+use policy::Policy;
+use sqlx::SqliteConnection;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot, Notify};
+
+const MAX_BATCH: usize = 512;
+const QUEUE: usize = 8192;
+
+/// What a handler may ask the ledger to do.
+pub enum Command {
+    Ingest(Box<IngestJob>, oneshot::Sender<Result<Ingested, LedgerError>>),
+    Cancel {
+        agent: String,
+        id: String,
+        reply: oneshot::Sender<Result<CallRow, LedgerError>>,
+    },
+    Report {
+        agent: String,
+        id: String,
+        outcome: Outcome,
+        reply: oneshot::Sender<Result<CallRow, LedgerError>>,
+    },
+    /// Expire pending calls whose time is up; answers how many.
+    Expire {
+        now_ms: i64,
+        reply: oneshot::Sender<usize>,
+    },
+    /// One delivery attempt of a callback finished.
+    CallbackAttempt(CallbackAttempt, oneshot::Sender<()>),
+    /// An event with nothing else to write (e.g. a refused signature).
+    Audit(NewEvent),
+    /// An event that must be on disk before its sender goes on (e.g. a secret shown).
+    AuditNow(NewEvent, oneshot::Sender<Result<(), LedgerError>>),
+    /// A reviewer's decision on a held call.
+    Review(Review, oneshot::Sender<Result<Reviewed, ReviewError>>),
+    RevokeGrant {
+        id: String,
+        by: String,
+        reason: String,
+        reply: oneshot::Sender<Result<(), ReviewError>>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LedgerError {
+    #[error("this webhook-id was already used with a different body")]
+    Conflict,
+    #[error("no such tool call")]
+    NotFound,
+    #[error("the call is already {0}")]
+    NotPending(String),
+    #[error("a result was already reported for this call")]
+    AlreadyReported,
+    #[error("the call is {0}; only executable calls have results")]
+    NotExecutable(String),
+    #[error("this agent already has {0} held calls waiting for a decision")]
+    TooManyPending(u32),
+    #[error("the store is unavailable")]
+    Unavailable,
+}
+
+/// A cloneable handle to the ledger task.
+#[derive(Clone)]
+pub struct Ledger {
+    tx: mpsc::Sender<Command>,
+}
+
+impl Ledger {
+    pub async fn send(&self, cmd: Command) -> Result<(), LedgerError> {
+        self.tx.send(cmd).await.map_err(|_| LedgerError::Unavailable)
+    }
+
+    pub async fn ingest(&self, job: IngestJob) -> Result<Ingested, LedgerError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Ingest(Box::new(job), reply)).await?;
+        rx.await.map_err(|_| LedgerError::Unavailable)?
+    }
+
+    pub async fn cancel(&self, agent: &str, id: &str) -> Result<CallRow, LedgerError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Cancel {
+            agent: agent.into(),
+            id: id.into(),
+            reply,
+        })
+        .await?;
+        rx.await.map_err(|_| LedgerError::Unavailable)?
+    }
+
+    pub async fn report(&self, agent: &str, id: &str, outcome: Outcome) -> Result<CallRow, LedgerError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Report {
+            agent: agent.into(),
+            id: id.into(),
+            outcome,
+            reply,
+        })
+        .await?;
+        rx.await.map_err(|_| LedgerError::Unavailable)?
+    }
+
+    pub async fn expire(&self, now_ms: i64) -> Result<usize, LedgerError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Expire { now_ms, reply }).await?;
+        rx.await.map_err(|_| LedgerError::Unavailable)
+    }
+
+    pub async fn callback_attempt(&self, a: CallbackAttempt) {
+        let (reply, rx) = oneshot::channel();
+        if self.send(Command::CallbackAttempt(a, reply)).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    pub async fn review(&self, r: Review) -> Result<Reviewed, ReviewError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Review(r, reply))
+            .await
+            .map_err(|_| ReviewError::Unavailable)?;
+        rx.await.map_err(|_| ReviewError::Unavailable)?
+    }
+
+    pub async fn revoke_grant(&self, id: &str, by: &str, reason: &str) -> Result<(), ReviewError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::RevokeGrant {
+            id: id.into(),
+            by: by.into(),
+            reason: reason.into(),
+            reply,
+        })
+        .await
+        .map_err(|_| ReviewError::Unavailable)?;
+        rx.await.map_err(|_| ReviewError::Unavailable)?
+    }
+
+    /// Record an event and wait until it is committed.
+    pub async fn audit_now(&self, ev: NewEvent) -> Result<(), LedgerError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::AuditNow(ev, reply)).await?;
+        rx.await.map_err(|_| LedgerError::Unavailable)?
+    }
+
+    /// Record an event without waiting; dropped (and logged) if the ledger is overloaded.
+    pub fn audit(&self, ev: NewEvent) {
+        if let Err(e) = self.tx.try_send(Command::Audit(ev)) {
+            tracing::warn!(error = %e, "audit event dropped: ledger queue full");
+        }
+    }
+}
+
+/// Who gets told what once a batch is committed.
+enum Reply {
+    Ingest(
+        oneshot::Sender<Result<Ingested, LedgerError>>,
+        Result<Ingested, LedgerError>,
+    ),
+    Row(
+        oneshot::Sender<Result<CallRow, LedgerError>>,
+        Box<Result<CallRow, LedgerError>>,
+    ),
+    Count(oneshot::Sender<usize>, usize),
+    Unit(oneshot::Sender<()>),
+    Review(
+        oneshot::Sender<Result<Reviewed, ReviewError>>,
+        Result<Reviewed, ReviewError>,
+    ),
+    Revoke(oneshot::Sender<Result<(), ReviewError>>, Result<(), ReviewError>),
+    Ack(oneshot::Sender<Result<(), LedgerError>>),
+    None,
+}
+
+impl Reply {
+    /// Tell the sender: its answer when the batch committed, "unavailable" when it failed.
+    fn send(self, committed: bool) {
+        let gone = || LedgerError::Unavailable;
+        match (self, committed) {
+            (Reply::Ingest(tx, v), true) => drop(tx.send(v)),
+            (Reply::Ingest(tx, _), false) => drop(tx.send(Err(gone()))),
+            (Reply::Row(tx, v), true) => drop(tx.send(*v)),
+            (Reply::Row(tx, _), false) => drop(tx.send(Err(gone()))),
+            (Reply::Count(tx, v), true) => drop(tx.send(v)),
+            (Reply::Count(tx, _), false) => drop(tx.send(0)),
+            (Reply::Unit(tx), _) => drop(tx.send(())),
+            (Reply::Review(tx, v), true) => drop(tx.send(v)),
+            (Reply::Review(tx, _), false) => drop(tx.send(Err(ReviewError::Unavailable))),
+            (Reply::Revoke(tx, v), true) => drop(tx.send(v)),
+            (Reply::Revoke(tx, _), false) => drop(tx.send(Err(ReviewError::Unavailable))),
+            (Reply::Ack(tx), true) => drop(tx.send(Ok(()))),
+            (Reply::Ack(tx), false) => drop(tx.send(Err(gone()))),
+            (Reply::None, _) => {}
+        }
+    }
+}
+
+/// What happens once a batch is committed, and only then: answers, woken long-polls,
+/// live events, the callback dispatcher's wake-up.
+#[derive(Default)]
+pub struct Effects {
+    replies: Vec<Reply>,
+    publish: Vec<LiveEvent>,
+    wake: Vec<String>,
+    callbacks: bool,
+}
+
+/// Rules the ledger enforces beyond the policy.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// Held calls one agent may have waiting at once (0: no cap).
+    pub max_pending_per_agent: u32,
+    /// `on_behalf_of` principal (lower-case) → user name (lower-case).
+    pub principals: HashMap<String, String>,
+}
+
+impl Settings {
+    /// Is `user` (a dashboard user name) the person a principal stands for? A mapped
+    /// principal names its user; otherwise `user:NAME`, a bare user name, and the local
+    /// part of an e-mail address all count (when in doubt, another reviewer decides).
+    pub fn is_principal(&self, principal: &str, user: &str) -> bool {
+        let p = principal.trim().to_lowercase();
+        let user = user.to_lowercase();
+        if let Some(u) = self.principals.get(&p) {
+            return *u == user;
+        }
+        let name = p.strip_prefix("user:").unwrap_or(&p);
+        name == user || name.split_once('@').is_some_and(|(local, _)| local == user)
+    }
+}
+
+pub struct Shared {
+    pub hub: Arc<Hub>,
+    pub waiters: Arc<Waiters>,
+    /// Woken when a callback is queued.
+    pub callbacks: Arc<Notify>,
+}
+
+/// What the writer keeps in memory between batches (it is the only writer, so this is
+/// exact): budget usage, active grants, held calls per agent.
+pub struct State {
+    pub policy: Arc<Policy>,
+    pub settings: Settings,
+    pub usage: UsageState,
+    pub grants: GrantState,
+    /// Held calls per agent, for `max_pending_per_agent`.
+    pub pending: HashMap<String, u32>,
+}
+
+impl State {
+    async fn load(db: &Db, policy: Arc<Policy>, settings: Settings) -> Result<State, String> {
+        let mut conn = db.acquire().await.map_err(|e| format!("database: {e}"))?;
+        let usage = UsageState::load(&mut conn)
+            .await
+            .map_err(|e| format!("loading budget usage: {e}"))?;
+        let pending = calls::pending_per_agent(&mut conn)
+            .await
+            .map_err(|e| format!("counting held calls: {e}"))?;
+        drop(conn);
+        let grants = reviews::active_grants(db, store::now_ms())
+            .await
+            .map_err(|e| format!("loading grants: {e}"))?;
+        Ok(State {
+            policy,
+            settings,
+            usage,
+            grants: GrantState::from_rows(grants),
+            pending,
+        })
+    }
+}
+
+/// One write in progress: the open transaction, the audit chain's head, the writer's
+/// state and the effects to release after the commit.
+pub struct Tx<'a> {
+    pub conn: &'a mut SqliteConnection,
+    pub head: &'a mut Head,
+    pub state: &'a mut State,
+    fx: &'a mut Effects,
+}
+
+impl Tx<'_> {
+    /// Append an event to the audit chain.
+    pub async fn audit(&mut self, now_ms: i64, ev: &NewEvent) -> Result<(), sqlx::Error> {
+        audit::append(self.conn, self.head, now_ms, ev).await.map(drop)
+    }
+
+    /// Tell the dashboards, once committed.
+    pub fn publish(&mut self, event: LiveEvent) {
+        self.fx.publish.push(event);
+    }
+
+    /// After a call reached its final status (expiry or a reviewer's decision, i.e. not in
+    /// the agent's first answer): queue its callback, wake long-polls, tell dashboards.
+    pub async fn finished(&mut self, id: &str, now: i64) -> Result<CallRow, sqlx::Error> {
+        let row = calls::get_in(self.conn, id).await?.ok_or(sqlx::Error::RowNotFound)?;
+        if row.callback_url.is_some() {
+            calls::queue_callback(self.conn, id, now).await?;
+            self.fx.callbacks = true;
+        }
+        self.decided(&row);
+        Ok(row)
+    }
+
+    /// A held call was decided: one fewer waiting, wake its long-polls, tell dashboards.
+    pub fn decided(&mut self, row: &CallRow) {
+        if let Some(n) = self.state.pending.get_mut(&row.agent_id) {
+            *n = n.saturating_sub(1);
+        }
+        self.fx.wake.push(row.id.clone());
+        self.fx.publish.push(LiveEvent::CallDecided(CallDecided {
+            id: row.id.clone(),
+            status: row.status.clone(),
+            decided_by: row.decided_by.clone(),
+            session_id: row.session_id.clone(),
+            tool: row.tool.clone(),
+            agent: row.agent_id.clone(),
+            risk: row.risk.clone(),
+        }));
+    }
+}
+
+struct Writer {
+    db: Db,
+    state: State,
+    shared: Shared,
+}
+
+/// Start the ledger task. Its handle is dropped when every `Ledger` clone is gone.
+pub async fn start(
+    db: Db,
+    policy: Arc<Policy>,
+    shared: Shared,
+    settings: Settings,
+) -> Result<(Ledger, tokio::task::JoinHandle<()>), String> {
+    let state = State::load(&db, policy, settings).await?;
+    let (tx, rx) = mpsc::channel(QUEUE);
+    let task = tokio::spawn(Writer { db, state, shared }.run(rx));
+    Ok((Ledger { tx }, task))
+}
+
+impl Writer {
+    async fn run(mut self, mut rx: mpsc::Receiver<Command>) {
+        let mut batch = Vec::with_capacity(MAX_BATCH);
+        while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+            self.commit_batch(std::mem::take(&mut batch)).await;
+        }
+        tracing::debug!("ledger stopped");
+    }
+
+    async fn commit_batch(&mut self, batch: Vec<Command>) {
+        let mut fx = Effects::default();
+        let outcome = self.apply_batch(batch, &mut fx).await;
+        let committed = match outcome {
+            Ok(tx) => tx.commit().await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        if let Err(e) = committed {
+            tracing::error!(error = %e, "ledger batch failed; nothing in it was stored");
+            // The in-memory state may hold changes of the lost batch: reload it.
+            let (policy, settings) = (self.state.policy.clone(), self.state.settings.clone());
+            match State::load(&self.db, policy, settings).await {
+                Ok(s) => self.state = s,
+                Err(e) => tracing::error!(error = %e, "ledger state not reloaded"),
+            }
+            for r in fx.replies {
+                r.send(false);
+            }
+            return;
+        }
+        for r in fx.replies {
+            r.send(true);
+        }
+        for id in &fx.wake {
+            self.shared.waiters.wake(id);
+        }
+        for event in fx.publish {
+            self.shared.hub.publish(event);
+        }
+        if fx.callbacks {
+            self.shared.callbacks.notify_one();
+        }
+    }
+
+    /// Apply every command in one transaction. Any SQL error fails the whole batch:
+    /// nothing in it was acknowledged, so every sender gets "unavailable" and may retry
+    /// (ingest is idempotent per webhook-id). Savepoints per command would cost two more
+    /// round trips to SQLite per call for a case that only a failing disk produces.
+    async fn apply_batch(
+        &mut self,
+        batch: Vec<Command>,
+        fx: &mut Effects,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
+        let mut conn = store::begin_write(&self.db).await?;
+        let mut head = audit::head(&mut conn).await?;
+        let mut tx = Tx {
+            conn: &mut conn,
+            head: &mut head,
+            state: &mut self.state,
+            fx,
+        };
+        let mut group = Vec::new();
+        for cmd in batch {
+            let cmd = match cmd {
+                Command::Ingest(job, reply) => {
+                    group.push((job, reply));
+                    continue;
+                }
+                other => other,
+            };
+            // Keep the order of effects: proposals queued before this command go first.
+            if !group.is_empty() {
+                ingest_group(&mut tx, std::mem::take(&mut group)).await?;
+            }
+            if let Err((e, reply)) = apply(&mut tx, cmd).await {
+                tx.fx.replies.push(reply);
+                return Err(e);
+            }
+        }
+        if !group.is_empty() {
+            ingest_group(&mut tx, group).await?;
+        }
+        Ok(conn)
+    }
+}
+
+/// Decide and store a run of proposals, queueing each sender's answer.
+async fn ingest_group(tx: &mut Tx<'_>, group: Vec<(Box<IngestJob>, IngestReply)>) -> Result<(), sqlx::Error> {
+    let (jobs, replies): (Vec<_>, Vec<_>) = group.into_iter().unzip();
+    let answers = record::ingest(tx, jobs).await?;
+    for (reply, answer) in replies.into_iter().zip(answers) {
+        tx.fx.replies.push(Reply::Ingest(reply, answer));
+    }
+    Ok(())
+}
+
+/// Apply one command and queue its answer. On error, the reply that tells its sender.
+async fn apply(tx: &mut Tx<'_>, cmd: Command) -> Result<(), (sqlx::Error, Reply)> {
+    let reply = match cmd {
+        // Proposals are stored in groups by `ingest_group`.
+        Command::Ingest(_, reply) => {
+            return Err((
+                sqlx::Error::Protocol("ingest outside a group".into()),
+                Reply::Ingest(reply, Err(LedgerError::Unavailable)),
+            ))
+        }
+        Command::Cancel { agent, id, reply } => match record::cancel(tx, &agent, &id).await {
+            Ok(r) => Reply::Row(reply, Box::new(r)),
+            Err(e) => return Err((e, Reply::Row(reply, Box::new(Err(LedgerError::Unavailable))))),
+        },
+        Command::Report {
+            agent,
+            id,
+            outcome,
+            reply,
+        } => match record::report(tx, &agent, &id, &outcome).await {
+            Ok(r) => Reply::Row(reply, Box::new(r)),
+            Err(e) => return Err((e, Reply::Row(reply, Box::new(Err(LedgerError::Unavailable))))),
+        },
+        Command::Expire { now_ms, reply } => match expiry::expire(tx, now_ms).await {
+            Ok(n) => Reply::Count(reply, n),
+            Err(e) => return Err((e, Reply::Count(reply, 0))),
+        },
+        Command::CallbackAttempt(a, reply) => match callbacks::record_attempt(tx, &a).await {
+            Ok(()) => Reply::Unit(reply),
+            Err(e) => return Err((e, Reply::Unit(reply))),
+        },
+        Command::Audit(ev) => match tx.audit(store::now_ms(), &ev).await {
+            Ok(()) => Reply::None,
+            Err(e) => return Err((e, Reply::None)),
+        },
+        Command::AuditNow(ev, reply) => match tx.audit(store::now_ms(), &ev).await {
+            Ok(()) => Reply::Ack(reply),
+            Err(e) => return Err((e, Reply::Ack(reply))),
+        },
+        Command::Review(r, reply) => match decide::review(tx, &r).await {
+            Ok(v) => Reply::Review(reply, v),
+            Err(e) => return Err((e, Reply::Review(reply, Err(ReviewError::Unavailable)))),
+        },
+        Command::RevokeGrant { id, by, reason, reply } => match grants::revoke(tx, &id, &by, &reason).await {
+            Ok(found) => Reply::Revoke(reply, if found { Ok(()) } else { Err(ReviewError::GrantNotFound) }),
+            Err(e) => return Err((e, Reply::Revoke(reply, Err(ReviewError::Unavailable)))),
+        },
+    };
+    tx.fx.replies.push(reply);
+    Ok(())
+}
+
+type IngestReply = oneshot::Sender<Result<Ingested, LedgerError>>;
