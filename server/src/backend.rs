@@ -8,9 +8,9 @@ use crate::store::calls::{self, CallRow};
 use crate::store::review::{self as reviews, GrantRow};
 use crate::store::{self, users, Db};
 use app::api::{
-    AuditEventView, AuditSummary, Backend, BackendError, CallDetail, DecisionInput, DecisionOutcome, Facet, GrantList,
-    GrantScopeKind, GrantView, ImpactView, LiveEvent, Permission, QueueQuery, QueueSnapshot, Role, SessionCall,
-    StatsSummary, UserChanged, UserView, Verdict, QUEUE_PAGE, STATS_WINDOW,
+    AuditEventView, AuditSummary, Backend, BackendError, CallDetail, CallStatus, DecisionInput, DecisionOutcome, Facet,
+    GrantList, GrantScopeKind, GrantView, ImpactView, LiveEvent, Permission, QueueQuery, QueueSnapshot, Role,
+    SessionCall, StatsSummary, UserChanged, UserView, Verdict, QUEUE_PAGE, STATS_WINDOW,
 };
 use policy::Policy;
 use serde_json::Value;
@@ -214,7 +214,7 @@ impl Backend for ServerBackend {
         let mut item = review::view::queue_item(&self.policy, &row);
         item.approvals = approvals;
         Ok(CallDetail {
-            status: row.status.clone(),
+            status: row.status.to_string(),
             decided_by: row.decided_by.clone(),
             decided_at_ms: row.decided_at_ms,
             comment: row.comment.clone(),
@@ -266,7 +266,7 @@ impl Backend for ServerBackend {
                 .map(|c| SessionCall {
                     id: c.id,
                     tool: c.tool,
-                    status: c.status,
+                    status: c.status.to_string(),
                     created_at_ms: c.created_at_ms,
                 })
                 .collect(),
@@ -322,18 +322,18 @@ impl Backend for ServerBackend {
         };
         match self.ledger.review(review).await {
             Ok(r) => {
-                let message = match r.status.as_str() {
-                    "pending" if modifies => format!(
+                let message = match r.status {
+                    CallStatus::Pending if modifies => format!(
                         "Your change is recorded, but the new arguments need {} approvers; the call waits for {} more.",
                         r.approvers_required,
                         r.approvers_required - r.approvals.len() as i64
                     ),
-                    "pending" => format!(
+                    CallStatus::Pending => format!(
                         "Approval recorded ({} of {}); it needs another reviewer.",
                         r.approvals.len(),
                         r.approvers_required
                     ),
-                    "approved" => match (grant, &r.grant_id) {
+                    CallStatus::Approved => match (grant, &r.grant_id) {
                         (Some(g), Some(gid)) => format!(
                             "Approved. Later calls of this {} in this session are allowed for {} minutes (grant {gid}).",
                             if g.scope == GrantKind::Server { "MCP server" } else { "tool" },
@@ -341,16 +341,16 @@ impl Backend for ServerBackend {
                         ),
                         _ => "Approved; the agent may run it.".into(),
                     },
-                    "modified" => "Released with your changes.".into(),
-                    "rejected" => "Rejected; the agent was given your reason.".into(),
-                    "skipped" => "Skipped; the agent will not run it.".into(),
+                    CallStatus::Modified => "Released with your changes.".into(),
+                    CallStatus::Rejected => "Rejected; the agent was given your reason.".into(),
+                    CallStatus::Skipped => "Skipped; the agent will not run it.".into(),
                     other => format!("The call is now {other}."),
                 };
                 tracing::info!(actor = %actor.username, call = id, status = %r.status, "call decided");
                 DecisionOutcome {
                     id: id.to_string(),
                     ok: true,
-                    status: Some(r.status),
+                    status: Some(r.status.to_string()),
                     message,
                 }
             }
@@ -568,7 +568,7 @@ impl ServerBackend {
             .await
             .map_err(|_| ReviewError::Unavailable)?
             .ok_or(ReviewError::NotFound)?;
-        if row.status != "pending" {
+        if row.status != CallStatus::Pending {
             return Err(ReviewError::AlreadyDecided {
                 by: row.decided_by.unwrap_or_else(|| "the policy".into()),
                 status: row.status,

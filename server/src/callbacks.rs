@@ -223,10 +223,7 @@ pub async fn record_attempt(tx: &mut Tx<'_>, a: &CallbackAttempt) -> Result<(), 
         Err(e) => Some(e.clone()),
     };
     calls::update_callback(tx.conn, &a.call_id, state, a.attempt, next, error.as_deref()).await?;
-    let session: Option<String> = sqlx::query_scalar("SELECT session_id FROM tool_calls WHERE id = ?")
-        .bind(&a.call_id)
-        .fetch_optional(&mut *tx.conn)
-        .await?;
+    let session = calls::get_in(tx.conn, &a.call_id).await?.map(|r| r.session_id);
     tx.audit(
         now,
         &NewEvent {

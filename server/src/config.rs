@@ -1,6 +1,6 @@
 //! Typed configuration: defaults, then an optional TOML file, then `AIRLOCK_*`
 //! environment variables (highest precedence). Every setting is documented in
-//! `docs/configuration.md` and `airlock.example.toml`.
+//! `airlock.example.toml`.
 
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;

@@ -4,6 +4,7 @@
 use crate::audit::NewEvent;
 use crate::ledger::{Ledger, Tx};
 use crate::store::{self, calls};
+use app::api::CallStatus;
 use serde_json::json;
 use std::time::Duration;
 
@@ -28,7 +29,7 @@ pub async fn expire(tx: &mut Tx<'_>, now: i64) -> Result<usize, sqlx::Error> {
     let mut n = 0;
     for row in due {
         let why = Some("no decision before the expiry");
-        if !calls::finish(tx.conn, &row.id, "expired", now, "system", why, None).await? {
+        if !calls::finish(tx.conn, &row.id, CallStatus::Expired, now, "system", why, None).await? {
             continue;
         }
         let ev = NewEvent {

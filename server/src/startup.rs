@@ -267,10 +267,7 @@ async fn housekeeping(state: AppState) {
         tick.tick().await;
         state.throttle.retain_recent();
         state.auth_failures.retain_recent();
-        if let Err(e) = sqlx::query("DELETE FROM tower_sessions WHERE expiry_date < unixepoch('now')")
-            .execute(&state.db)
-            .await
-        {
+        if let Err(e) = store::sessions::delete_expired(&state.db).await {
             tracing::warn!(error = %e, "deleting expired sessions failed");
         }
     }
@@ -327,12 +324,7 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
     let hsts = state.config.cookie_secure;
     let opts = state.leptos.clone();
     // The agent API: signed requests, no cookies, its own body limit and error bodies.
-    let api = Router::new()
-        .route("/api/v1/tool-calls", post(ingest::propose))
-        .route("/api/v1/tool-calls/{id}", get(ingest::get_call))
-        .route("/api/v1/tool-calls/{id}/cancel", post(ingest::cancel))
-        .route("/api/v1/tool-calls/{id}/result", post(ingest::result))
-        .route("/api/v1/openapi.json", get(ingest::openapi::openapi_json))
+    let api = ingest::router()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz));
     let pages = Router::new()

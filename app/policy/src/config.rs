@@ -135,6 +135,17 @@ impl Risk {
     }
 }
 
+impl TryFrom<String> for Risk {
+    type Error = String;
+    /// Read back a stored name (`as_str`).
+    fn try_from(s: String) -> Result<Risk, String> {
+        [Risk::Low, Risk::Medium, Risk::High, Risk::Critical]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| format!("unknown risk {s:?}"))
+    }
+}
+
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Approval {

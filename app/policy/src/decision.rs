@@ -68,6 +68,18 @@ impl Layer {
     }
 }
 
+impl TryFrom<String> for Layer {
+    type Error = String;
+    /// Read back a stored name (`as_str`).
+    fn try_from(s: String) -> Result<Layer, String> {
+        use Layer::*;
+        [Allowlist, Schema, PathGuard, CommandGuard, UrlGuard, Budget, Rule]
+            .into_iter()
+            .find(|l| l.as_str() == s)
+            .ok_or_else(|| format!("unknown layer {s:?}"))
+    }
+}
+
 /// Who made the decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -446,3 +446,143 @@ mod tests {
         assert!(!by("read_file", "").matches(&item));
     }
 }
+
+/// Where a call stands. The names are part of the agent API and the audit trail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// Released by the policy (or a grant) on arrival.
+    Allowed,
+    /// Refused by the policy on arrival.
+    Denied,
+    /// Held for review.
+    Pending,
+    Approved,
+    /// Approved with a reviewer's arguments.
+    Modified,
+    Rejected,
+    /// A reviewer declined to decide; not executed.
+    Skipped,
+    /// Nobody decided in time; not executed.
+    Expired,
+    /// The agent withdrew it.
+    Cancelled,
+    /// Released under a break-glass override.
+    Overridden,
+}
+
+impl CallStatus {
+    pub const ALL: [CallStatus; 10] = [
+        CallStatus::Allowed,
+        CallStatus::Denied,
+        CallStatus::Pending,
+        CallStatus::Approved,
+        CallStatus::Modified,
+        CallStatus::Rejected,
+        CallStatus::Skipped,
+        CallStatus::Expired,
+        CallStatus::Cancelled,
+        CallStatus::Overridden,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Allowed => "allowed",
+            CallStatus::Denied => "denied",
+            CallStatus::Pending => "pending",
+            CallStatus::Approved => "approved",
+            CallStatus::Modified => "modified",
+            CallStatus::Rejected => "rejected",
+            CallStatus::Skipped => "skipped",
+            CallStatus::Expired => "expired",
+            CallStatus::Cancelled => "cancelled",
+            CallStatus::Overridden => "overridden",
+        }
+    }
+
+    /// May the agent execute the call?
+    pub fn executable(self) -> bool {
+        matches!(
+            self,
+            CallStatus::Allowed | CallStatus::Approved | CallStatus::Modified | CallStatus::Overridden
+        )
+    }
+}
+
+impl std::fmt::Display for CallStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for CallStatus {
+    type Err = String;
+    fn from_str(s: &str) -> Result<CallStatus, String> {
+        CallStatus::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| format!("unknown call status {s:?}"))
+    }
+}
+
+impl TryFrom<String> for CallStatus {
+    type Error = String;
+    fn try_from(s: String) -> Result<CallStatus, String> {
+        s.parse()
+    }
+}
+
+/// Who or what made a call's decision (recorded in the audit trail as `source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionSource {
+    /// The policy, on arrival.
+    Policy,
+    /// An approve-all grant, on arrival.
+    Grant,
+    /// A person on the review page.
+    Reviewer,
+    /// On-call staff under break-glass.
+    Override,
+    /// Nobody decided in time.
+    Expiry,
+    /// The agent cancelled its own call.
+    Agent,
+}
+
+impl DecisionSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionSource::Policy => "policy",
+            DecisionSource::Grant => "grant",
+            DecisionSource::Reviewer => "reviewer",
+            DecisionSource::Override => "override",
+            DecisionSource::Expiry => "expiry",
+            DecisionSource::Agent => "agent",
+        }
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+
+    #[test]
+    fn statuses_read_back_from_their_names_and_serde_agrees() {
+        for s in CallStatus::ALL {
+            assert_eq!(s.as_str().parse::<CallStatus>(), Ok(s));
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+        }
+        assert!("Pending".parse::<CallStatus>().is_err());
+        let executable: Vec<_> = CallStatus::ALL.into_iter().filter(|s| s.executable()).collect();
+        assert_eq!(
+            executable,
+            [
+                CallStatus::Allowed,
+                CallStatus::Approved,
+                CallStatus::Modified,
+                CallStatus::Overridden
+            ]
+        );
+    }
+}

@@ -1,106 +1,35 @@
 //! The OpenAPI 3.1 description of the agent API, served at `/api/v1/openapi.json`.
-//! Generated from these types and the handlers' `#[utoipa::path]` annotations; a test
-//! checks that the request schema names exactly the fields the parser accepts.
+//! Generated from the types the API uses (`Proposal`, `ToolCall`) and the handlers'
+//! `#[utoipa::path]` annotations; a test checks that the request schema names exactly the
+//! fields the parser accepts. The structs here only describe JSON (never built).
 
-#![allow(dead_code)] // the structs exist to describe JSON, not to be built
-
+use super::proposal::Proposal;
+use super::view::{PinnedUrl, ToolCall};
 use axum::Json;
-use serde_json::Value;
-use utoipa::{OpenApi, ToSchema};
+use utoipa::{IntoParams, OpenApi, ToSchema};
 
-/// A proposed tool call.
-#[derive(ToSchema)]
-#[schema(example = json!({
-    "session_id": "s-42", "trace_id": "t-9f1c", "tool": "move_to_trash", "server": "filesystem",
-    "arguments": {"paths": ["/data/shared/uploads/2024/05/export.csv"]},
-    "reason": "user asked to clean last week's exports", "plan": "1. list dir 2. trash exports",
-    "on_behalf_of": "user-17", "context": {"trust": "isolated"},
-    "callback_url": "https://agent.example/hooks/airlock"
-}))]
-pub struct ToolCallRequest {
-    /// The agent conversation or run (1–200 characters).
-    session_id: String,
-    /// Distributed trace id.
-    trace_id: Option<String>,
-    /// The agent's turn within the session (per-turn budgets count by it).
-    turn_id: Option<String>,
-    /// Tool name, matched exactly against the policy's allowlist.
-    tool: String,
-    /// MCP server the tool belongs to.
-    server: Option<String>,
-    /// The tool's arguments (a JSON object; validated strictly against the tool's schema).
-    #[schema(value_type = Object)]
-    arguments: Value,
-    /// Why the agent wants this (audit only).
-    reason: Option<String>,
-    /// The agent's plan text (audit and review only).
-    plan: Option<String>,
-    /// The end user the agent acts for.
-    on_behalf_of: Option<String>,
-    /// Context the policy may use; a change of `context.trust` clears approve-all grants.
-    #[schema(value_type = Option<Object>)]
-    context: Option<Value>,
-    /// Public http(s) URL that receives the final decision (signed, retried).
-    callback_url: Option<String>,
-}
-
-/// A call and its decision.
-#[derive(ToSchema)]
-pub struct ToolCall {
-    /// `tc_…`
+/// The headers every request carries (Standard Webhooks plus the agent id).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)]
+pub struct SignedHeaders {
+    /// The agent id.
+    #[param(rename = "airlock-agent")]
+    agent: String,
+    /// Unique message id (the idempotency key of a proposal; one use elsewhere).
+    #[param(rename = "webhook-id")]
     id: String,
-    /// allowed | denied | pending | approved | modified | rejected | skipped | expired | cancelled | overridden
-    status: String,
-    /// allowlist | schema | path_guard | command_guard | url_guard | budget | rule
-    blocked_by: Option<String>,
-    /// The policy rule that decided or held the call.
-    rule: Option<String>,
-    /// Human-readable reason.
-    reason: String,
-    /// The arguments the agent may execute with (`null` unless the status allows execution;
-    /// the reviewer's version when `modified`).
-    #[schema(value_type = Option<Object>)]
-    arguments: Option<Value>,
-    /// `sha256:…` of the policy that decided.
-    policy_version: String,
-    /// When a pending call expires (RFC 3339).
-    expires_at: Option<String>,
-    /// Where to long-poll for the decision.
-    poll_url: String,
-    session_id: String,
-    trace_id: Option<String>,
-    tool: String,
-    server: Option<String>,
-    /// low | medium | high | critical
-    risk: String,
-    /// Distinct approvals needed.
-    approvers_required: i64,
-    created_at: String,
-    decided_at: Option<String>,
-    /// `user:<name>`, `agent:<id>` (cancel) or `system` (expiry); `null` for policy decisions.
-    decided_by: Option<String>,
-    /// The reviewer's comment (the reason of a rejection).
-    comment: Option<String>,
-    /// ok | error once the agent reported the outcome.
-    result: Option<String>,
-    /// URL guards with `resolve = true`: the normalised URLs and the addresses that were
-    /// checked. Connect to exactly these (no second lookup). Empty when nothing was resolved.
-    pinned: Vec<PinnedUrl>,
-}
-
-/// A URL the guard resolved and checked.
-#[derive(ToSchema)]
-pub struct PinnedUrl {
-    /// The normalised (WHATWG) URL to fetch.
-    url: String,
-    host: String,
-    port: u16,
-    /// The checked addresses: connect only to these.
-    addresses: Vec<String>,
+    /// Unix seconds, within 300 s of the server's clock.
+    #[param(rename = "webhook-timestamp")]
+    timestamp: i64,
+    /// `v1,<base64 HMAC-SHA256>`; several space-separated signatures are allowed (rotation).
+    #[param(rename = "webhook-signature")]
+    signature: String,
 }
 
 /// The outcome of an executed call.
 #[derive(ToSchema)]
+#[allow(dead_code)]
 pub struct ResultRequest {
     /// ok | error
     outcome: String,
@@ -110,16 +39,16 @@ pub struct ResultRequest {
 }
 
 #[derive(ToSchema)]
+#[allow(dead_code)]
 pub struct ErrorBody {
     error: ErrorDetail,
 }
 
 #[derive(ToSchema)]
+#[allow(dead_code)]
 pub struct ErrorDetail {
-    /// Stable machine-readable code, e.g. `bad_signature`, `stale_timestamp`,
-    /// `replay_mismatch`, `malformed_json`, `duplicate_key`, `json_too_deep`,
-    /// `payload_too_large`, `missing_field`, `invalid_field`, `unknown_field`,
-    /// `invalid_callback_url`, `not_found`, `not_pending`, `invalid_wait`.
+    /// Stable machine-readable code (the list is `ApiError::code`'s, see `ingest/error.rs`).
+    #[schema(value_type = String, example = "bad_signature")]
     code: String,
     message: String,
 }
@@ -139,7 +68,7 @@ other endpoints it is `\"{METHOD} {path?query}\\n{body}\"` so a signature cannot
 against another call. Refused signatures answer 401 with a code."
     ),
     paths(super::propose, super::get_call, super::cancel, super::result),
-    components(schemas(ToolCallRequest, ToolCall, PinnedUrl, ResultRequest, ErrorBody, ErrorDetail))
+    components(schemas(Proposal, ToolCall, PinnedUrl, ResultRequest, ErrorBody, ErrorDetail))
 )]
 pub struct ApiDoc;
 

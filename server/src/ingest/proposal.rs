@@ -1,26 +1,49 @@
 //! The body of `POST /api/v1/tool-calls`, parsed at the edge into checked fields.
 
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 /// Longest accepted identifier-like field (session, trace, tool, server, turn, user).
 pub const MAX_ID: usize = 200;
 /// Longest accepted free text (reason, plan).
 pub const MAX_TEXT: usize = 16 * 1024;
 
-/// A proposed tool call as the agent sent it, after validation.
-#[derive(Debug, Clone, PartialEq)]
+/// A proposed tool call as the agent sent it, after validation: the body of
+/// `POST /api/v1/tool-calls`. This struct is also the request's OpenAPI schema; `from_json`
+/// is its parser (strict, with a stable code per problem).
+#[derive(Debug, Clone, PartialEq, ToSchema)]
+#[schema(as = ToolCallRequest, example = json!({
+    "session_id": "s-42", "trace_id": "t-9f1c", "tool": "move_to_trash", "server": "filesystem",
+    "arguments": {"paths": ["/data/shared/uploads/2024/05/export.csv"]},
+    "reason": "user asked to clean last week's exports", "plan": "1. list dir 2. trash exports",
+    "on_behalf_of": "user-17", "context": {"trust": "isolated"},
+    "callback_url": "https://agent.example/hooks/airlock"
+}))]
 pub struct Proposal {
+    /// The agent conversation or run (1–200 characters).
     pub session_id: String,
+    /// Distributed trace id.
     pub trace_id: Option<String>,
+    /// The agent's turn within the session (per-turn budgets count by it).
     pub turn_id: Option<String>,
+    /// Tool name, matched exactly against the policy's allowlist.
     pub tool: String,
+    /// MCP server the tool belongs to.
     pub server: Option<String>,
+    /// The tool's arguments (a JSON object; validated strictly against the tool's schema).
+    #[schema(value_type = Object)]
     pub arguments: Value,
+    /// Why the agent wants this (audit only).
     pub reason: Option<String>,
+    /// The agent's plan text (audit and review only).
     pub plan: Option<String>,
+    /// The end user the agent acts for.
     pub on_behalf_of: Option<String>,
+    /// Context the policy may use; a change of `context.trust` clears approve-all grants.
     /// `Value::Null` when absent.
+    #[schema(value_type = Option<Object>)]
     pub context: Value,
+    /// Public http(s) URL that receives the final decision (signed, retried).
     pub callback_url: Option<String>,
 }
 

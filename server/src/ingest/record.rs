@@ -3,14 +3,14 @@
 
 use super::facts::{Facts, Recorded};
 use super::proposal::Proposal;
-use super::view::{call_view, executable};
+use super::view::call_view;
 use crate::audit::{self, NewEvent};
 use crate::ledger::{LedgerError, Tx};
 use crate::review;
 use crate::store;
 use crate::store::calls::{self, CallRow, NewCall};
 use crate::store::usage::UsageState;
-use app::api::LiveEvent;
+use app::api::{CallStatus, LiveEvent};
 use policy::{Inputs, UsageDelta};
 use serde_json::{json, Value};
 
@@ -185,7 +185,11 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
         details["not_grantable"] = json!(d.not_grantable);
     }
     let details = details.to_string();
-    let status = d.status.as_str();
+    let status = match d.status {
+        policy::Status::Allowed => CallStatus::Allowed,
+        policy::Status::Denied => CallStatus::Denied,
+        policy::Status::Pending => CallStatus::Pending,
+    };
     let row = CallRow {
         id: id.clone(),
         agent_id: job.agent.clone(),
@@ -195,16 +199,16 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
         server: p.server.clone(),
         arguments: p.arguments.to_string(),
         arguments_redacted: redacted.arguments.to_string(),
-        status: status.to_string(),
+        status,
         blocked_by: d.blocked_by.map(|l| l.as_str().to_string()),
         rule: d.rule.clone(),
         reason: d.reason.clone(),
-        risk: d.risk.as_str().to_string(),
+        risk: d.risk,
         approvers_required: i64::from(d.approvers_required),
         policy_version: d.policy_version.to_string(),
         created_at_ms: now,
         expires_at_ms: d.expires_at_ms,
-        decided_at_ms: (status != "pending").then_some(now),
+        decided_at_ms: (status != CallStatus::Pending).then_some(now),
         decided_by: None,
         comment: None,
         final_arguments: None,
@@ -212,7 +216,7 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
         result_outcome: None,
         pinned: (!d.pinned.is_empty()).then(|| json!(d.pinned).to_string()),
     };
-    let response = call_view(&row).to_string();
+    let response = call_view(&row).to_json();
     let source = match d.source {
         policy::Source::Policy => "policy",
         policy::Source::Grant => "grant",
@@ -236,7 +240,7 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
             "timings": {"received_at_ms": job.received_at_ms, "evaluate_us": eval_us},
         }),
     };
-    let pending = (status == "pending").then(|| review::view::queue_item(&state.policy, &row));
+    let pending = (status == CallStatus::Pending).then(|| review::view::queue_item(&state.policy, &row));
     Prepared {
         row,
         details,
@@ -267,11 +271,11 @@ impl Prepared {
             on_behalf_of: p.on_behalf_of.as_deref(),
             context: job.redacted.context.as_deref(),
             callback_url: p.callback_url.as_deref(),
-            status: &r.status,
+            status: r.status,
             blocked_by: r.blocked_by.as_deref(),
             rule: r.rule.as_deref(),
             reason: &r.reason,
-            risk: &r.risk,
+            risk: r.risk,
             approvers_required: r.approvers_required,
             policy_version: &r.policy_version,
             details: &self.details,
@@ -290,12 +294,12 @@ pub async fn cancel(tx: &mut Tx<'_>, agent: &str, id: &str) -> Result<Result<Cal
     let Some(row) = calls::get_in(tx.conn, id).await?.filter(|r| r.agent_id == agent) else {
         return Ok(Err(LedgerError::NotFound));
     };
-    if row.status != "pending" {
+    if row.status != CallStatus::Pending {
         return Ok(Err(LedgerError::NotPending(row.status)));
     }
     let now = store::now_ms();
     let by = format!("agent:{agent}");
-    calls::finish(tx.conn, id, "cancelled", now, &by, None, None).await?;
+    calls::finish(tx.conn, id, CallStatus::Cancelled, now, &by, None, None).await?;
     let ev = NewEvent {
         kind: "call_cancelled",
         actor: by,
@@ -319,7 +323,7 @@ pub async fn report(
     let Some(row) = calls::get_in(tx.conn, id).await?.filter(|r| r.agent_id == agent) else {
         return Ok(Err(LedgerError::NotFound));
     };
-    if !executable(&row.status) {
+    if !row.status.executable() {
         return Ok(Err(LedgerError::NotExecutable(row.status)));
     }
     let now = store::now_ms();

@@ -21,7 +21,7 @@ use crate::store::calls::{self, CallRow};
 use crate::store::review as reviews;
 use crate::store::usage::UsageState;
 use crate::store::{self, Db};
-use app::api::{CallDecided, LiveEvent};
+use app::api::{CallDecided, CallStatus, LiveEvent};
 use policy::Policy;
 use sqlx::SqliteConnection;
 use std::collections::HashMap;
@@ -73,11 +73,11 @@ pub enum LedgerError {
     #[error("no such tool call")]
     NotFound,
     #[error("the call is already {0}")]
-    NotPending(String),
+    NotPending(CallStatus),
     #[error("a result was already reported for this call")]
     AlreadyReported,
     #[error("the call is {0}; only executable calls have results")]
-    NotExecutable(String),
+    NotExecutable(CallStatus),
     #[error("this agent already has {0} held calls waiting for a decision")]
     TooManyPending(u32),
     #[error("the store is unavailable")]
@@ -332,12 +332,12 @@ impl Tx<'_> {
         self.fx.wake.push(row.id.clone());
         self.fx.publish.push(LiveEvent::CallDecided(CallDecided {
             id: row.id.clone(),
-            status: row.status.clone(),
+            status: row.status.to_string(),
             decided_by: row.decided_by.clone(),
             session_id: row.session_id.clone(),
             tool: row.tool.clone(),
             agent: row.agent_id.clone(),
-            risk: row.risk.clone(),
+            risk: row.risk.as_str().to_string(),
         }));
     }
 }

@@ -39,13 +39,10 @@ const RECHECK: Duration = Duration::from_secs(2);
 /// user is enabled with the same epoch (role, password and status unchanged)? The CLI
 /// changes users from another process, so this is read from the database.
 async fn still_signed_in(state: &AppState, session_id: &str, user_id: i64, epoch: Option<i64>) -> bool {
-    let session: Result<Option<i64>, _> = sqlx::query_scalar("SELECT 1 FROM tower_sessions WHERE id = ?")
-        .bind(session_id)
-        .fetch_optional(&state.db)
-        .await;
+    let session = crate::store::sessions::exists(&state.db, session_id).await;
     let user = crate::store::users::by_id(&state.db, user_id).await;
     match (session, user) {
-        (Ok(Some(_)), Ok(Some(u))) => !u.view.disabled && Some(u.session_epoch) == epoch,
+        (Ok(true), Ok(Some(u))) => !u.view.disabled && Some(u.session_epoch) == epoch,
         (Ok(_), Ok(_)) => false,
         // The database did not answer: keep the stream; the next check decides.
         _ => true,

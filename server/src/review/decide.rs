@@ -9,7 +9,7 @@ use crate::store;
 use crate::store::calls::{self, CallRow};
 use crate::store::review as reviews;
 use crate::store::usage::UsageState;
-use app::api::{CallUpdated, LiveEvent};
+use app::api::{CallStatus, CallUpdated, LiveEvent};
 use policy::{Call, Inputs, UsageDelta};
 use serde_json::{json, Value};
 
@@ -19,7 +19,7 @@ pub async fn review(tx: &mut Tx<'_>, r: &Review) -> Result<Result<Reviewed, Revi
     let Some(row) = calls::get_in(tx.conn, &r.call_id).await? else {
         return Ok(Err(ReviewError::NotFound));
     };
-    if row.status != "pending" {
+    if row.status != CallStatus::Pending {
         return Ok(Err(ReviewError::AlreadyDecided {
             status: row.status,
             by: row.decided_by.unwrap_or_else(|| "the policy".into()),
@@ -48,8 +48,13 @@ pub async fn review(tx: &mut Tx<'_>, r: &Review) -> Result<Result<Reviewed, Revi
     let mut grant_id = None;
     let base = json!({"tool": row.tool, "server": row.server, "agent": row.agent_id, "action": r.action.name()});
     let (status, comment, final_args, mut data) = match &r.action {
-        Action::Reject { reason } => ("rejected", Some(reason.clone()), None, json!({"reason": reason})),
-        Action::Skip { comment } => ("skipped", comment.clone(), None, json!({"comment": comment})),
+        Action::Reject { reason } => (
+            CallStatus::Rejected,
+            Some(reason.clone()),
+            None,
+            json!({"reason": reason}),
+        ),
+        Action::Skip { comment } => (CallStatus::Skipped, comment.clone(), None, json!({"comment": comment})),
         Action::Modify {
             arguments,
             comment,
@@ -107,14 +112,14 @@ pub async fn review(tx: &mut Tx<'_>, r: &Review) -> Result<Result<Reviewed, Revi
                     approvers_required: m.required,
                 }));
                 return Ok(Ok(Reviewed {
-                    status: "pending".into(),
+                    status: CallStatus::Pending,
                     approvals,
                     approvers_required: m.required,
                     grant_id: None,
                 }));
             }
             calls::set_details(tx.conn, &row.id, &m.details, m.pinned.as_deref()).await?;
-            ("modified", comment.clone(), Some(arguments.to_string()), data)
+            (CallStatus::Modified, comment.clone(), Some(arguments.to_string()), data)
         }
         Action::Approve { grant } => {
             if recorded.contains(&r.reviewer) {
@@ -153,7 +158,7 @@ pub async fn review(tx: &mut Tx<'_>, r: &Review) -> Result<Result<Reviewed, Revi
                     approvers_required: row.approvers_required,
                 }));
                 return Ok(Ok(Reviewed {
-                    status: "pending".into(),
+                    status: CallStatus::Pending,
                     approvals,
                     approvers_required: row.approvers_required,
                     grant_id: None,
@@ -162,16 +167,16 @@ pub async fn review(tx: &mut Tx<'_>, r: &Review) -> Result<Result<Reviewed, Revi
             match &row.final_arguments {
                 // The quorum for a reviewer's modification is complete.
                 Some(args) => (
-                    "modified",
+                    CallStatus::Modified,
                     row.comment.clone(),
                     Some(args.clone()),
                     json!({"approvals": approvals}),
                 ),
-                None => ("approved", None, None, json!({"approvals": approvals})),
+                None => (CallStatus::Approved, None, None, json!({"approvals": approvals})),
             }
         }
     };
-    let decided_by = if status == "approved" || (status == "modified" && approvals.len() > 1) {
+    let decided_by = if status == CallStatus::Approved || (status == CallStatus::Modified && approvals.len() > 1) {
         approvals.join(", ")
     } else {
         r.reviewer.clone()

@@ -10,6 +10,7 @@ pub mod grants;
 pub mod unredact;
 pub mod view;
 
+use app::api::CallStatus;
 use serde_json::Value;
 
 /// What a reviewer decided.
@@ -85,7 +86,7 @@ pub struct Review {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reviewed {
     /// The call's status afterwards (`pending` while a quorum is incomplete).
-    pub status: String,
+    pub status: CallStatus,
     pub approvals: Vec<String>,
     pub approvers_required: i64,
     pub grant_id: Option<String>,
@@ -96,7 +97,7 @@ pub enum ReviewError {
     #[error("no such call")]
     NotFound,
     #[error("already {status} by {by}")]
-    AlreadyDecided { status: String, by: String },
+    AlreadyDecided { status: CallStatus, by: String },
     #[error("this call expired before the decision; the agent was told it expired")]
     Expired,
     #[error("you have already approved this call; it needs another reviewer")]

@@ -28,7 +28,7 @@ pub fn queue_item(policy: &Policy, r: &CallRow) -> QueueItem {
         session_id: r.session_id.clone(),
         tool: r.tool.clone(),
         server: r.server.clone(),
-        risk: r.risk.clone(),
+        risk: r.risk.as_str().to_string(),
         destructive: policy.tool_info(&r.tool).is_some_and(|t| t.destructive),
         rule: r.rule.clone(),
         reason: r.reason.clone(),

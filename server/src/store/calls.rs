@@ -1,6 +1,8 @@
 //! Proposed tool calls: the queue and each call's lifecycle.
 
 use super::Db;
+use app::api::CallStatus;
+use policy::Risk;
 use sqlx::SqliteConnection;
 
 /// Columns every reader needs (not the raw request extras).
@@ -18,11 +20,13 @@ pub struct CallRow {
     pub server: Option<String>,
     pub arguments: String,
     pub arguments_redacted: String,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: CallStatus,
     pub blocked_by: Option<String>,
     pub rule: Option<String>,
     pub reason: String,
-    pub risk: String,
+    #[sqlx(try_from = "String")]
+    pub risk: Risk,
     pub approvers_required: i64,
     pub policy_version: String,
     pub created_at_ms: i64,
@@ -54,11 +58,11 @@ pub struct NewCall<'a> {
     pub on_behalf_of: Option<&'a str>,
     pub context: Option<&'a str>,
     pub callback_url: Option<&'a str>,
-    pub status: &'a str,
+    pub status: CallStatus,
     pub blocked_by: Option<&'a str>,
     pub rule: Option<&'a str>,
     pub reason: &'a str,
-    pub risk: &'a str,
+    pub risk: Risk,
     pub approvers_required: i64,
     pub policy_version: &'a str,
     pub details: &'a str,
@@ -98,18 +102,18 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
             .push_bind(c.on_behalf_of)
             .push_bind(c.context)
             .push_bind(c.callback_url)
-            .push_bind(c.status)
+            .push_bind(c.status.as_str())
             .push_bind(c.blocked_by)
             .push_bind(c.rule)
             .push_bind(c.reason)
-            .push_bind(c.risk)
+            .push_bind(c.risk.as_str())
             .push_bind(c.approvers_required)
             .push_bind(c.policy_version)
             .push_bind(c.details)
             .push_bind(c.response)
             .push_bind(c.created_at_ms)
             .push_bind(c.expires_at_ms)
-            .push_bind((c.status != "pending").then_some(c.created_at_ms))
+            .push_bind((c.status != CallStatus::Pending).then_some(c.created_at_ms))
             .push_bind(c.trust)
             .push_bind(c.turn_id)
             .push_bind(c.pinned);
@@ -161,7 +165,7 @@ pub async fn get_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<Call
 pub async fn finish(
     conn: &mut SqliteConnection,
     id: &str,
-    status: &str,
+    status: CallStatus,
     now: i64,
     decided_by: &str,
     comment: Option<&str>,
@@ -171,7 +175,7 @@ pub async fn finish(
         "UPDATE tool_calls SET status = ?, decided_at_ms = ?, decided_by = ?, comment = ?, final_arguments = ?
          WHERE id = ? AND status = 'pending'",
     )
-    .bind(status)
+    .bind(status.as_str())
     .bind(now)
     .bind(decided_by)
     .bind(comment)

@@ -1,10 +1,11 @@
-//! The database. SQL lives here and only here, behind plain async functions, so a
-//! PostgreSQL backend can implement the same interface. Queries are checked at run
+//! The database. SQL lives here (and the audit chain's in `audit`), behind plain async
+//! functions, so a PostgreSQL backend can implement the same interface. Queries are checked at run
 //! time (not `query!` macros) so neither backend's compile-time checks bind the other.
 
 pub mod agents;
 pub mod calls;
 pub mod review;
+pub mod sessions;
 pub mod usage;
 pub mod users;
 
