@@ -10,7 +10,7 @@ cd "$ROOT"
 source scripts/env.sh
 source scripts/lib.sh
 SECONDS_PER_RUN="${1:-10}"
-cargo build --release --locked -p server --bin airlock --bin airlock-load >&2
+cargo build --release --locked -p server -p airlock-load >&2
 BIN="$ROOT/target/release"
 WORK="$(mktemp -d)"
 trap 'kill "${PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT

@@ -14,10 +14,10 @@ source scripts/lib.sh
 HELD="${1:-50000}"
 REPEATS="${2:-20}"
 if [ "${PROFILE:-release}" = dev ]; then
-  cargo build --locked -p server --bin airlock --bin airlock-load >&2
+  cargo build --locked -p server -p airlock-load >&2
   BIN="$ROOT/target/debug"
 else
-  cargo build --release --locked -p server --bin airlock --bin airlock-load >&2
+  cargo build --release --locked -p server -p airlock-load >&2
   BIN="$ROOT/target/release"
 fi
 WORK="$(mktemp -d)"

@@ -5,8 +5,7 @@
 use super::QueueItem;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "data", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LiveEvent {
     /// First message of a stream: the hub's sequence number at subscription.
     Hello(Position),
@@ -103,9 +102,20 @@ impl LiveEvent {
     }
 
     /// Read an SSE message back; `None` for a kind or payload this build does not know.
+    /// (A match per kind, not serde's adjacent tagging: that costs the browser bundle more.)
     pub fn parse(kind: &str, data: &str) -> Option<LiveEvent> {
-        let data: serde_json::Value = serde_json::from_str(data).ok()?;
-        serde_json::from_value(serde_json::json!({ "kind": kind, "data": data })).ok()
+        use serde_json::from_str;
+        let event = match kind {
+            "hello" => LiveEvent::Hello(from_str(data).ok()?),
+            "resync" => LiveEvent::Resync(from_str(data).ok()?),
+            "call_pending" => LiveEvent::CallPending(from_str(data).ok()?),
+            "call_decided" => LiveEvent::CallDecided(from_str(data).ok()?),
+            "call_updated" => LiveEvent::CallUpdated(from_str(data).ok()?),
+            "grants_changed" => LiveEvent::GrantsChanged(from_str(data).ok()?),
+            "users_changed" => LiveEvent::UsersChanged(from_str(data).ok()?),
+            _ => return None,
+        };
+        Some(event)
     }
 
     /// The call this event is about, if any.

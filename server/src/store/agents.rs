@@ -25,11 +25,17 @@ pub async fn insert(
         .bind(now)
         .execute(&mut *conn)
         .await?;
+    add_secret(conn, id, sealed, now).await?;
+    Ok(())
+}
+
+/// A new current secret for the agent.
+async fn add_secret(conn: &mut SqliteConnection, id: &str, sealed: &[u8], now: i64) -> Result<(), sqlx::Error> {
     sqlx::query("INSERT INTO agent_secrets (agent_id, sealed, created_at_ms) VALUES (?, ?, ?)")
         .bind(id)
         .bind(sealed)
         .bind(now)
-        .execute(&mut *conn)
+        .execute(conn)
         .await?;
     Ok(())
 }
@@ -52,12 +58,7 @@ pub async fn rotate(
         .bind(now)
         .execute(&mut *conn)
         .await?;
-    sqlx::query("INSERT INTO agent_secrets (agent_id, sealed, created_at_ms) VALUES (?, ?, ?)")
-        .bind(id)
-        .bind(sealed)
-        .bind(now)
-        .execute(&mut *conn)
-        .await?;
+    add_secret(conn, id, sealed, now).await?;
     sqlx::query("UPDATE agents SET updated_at_ms = ? WHERE id = ?")
         .bind(now)
         .bind(id)

@@ -376,7 +376,7 @@ async fn signing_out_or_being_disabled_ends_open_live_streams() {
         }
     };
     // Reads until the server ends the stream; a stream still open after 10 s fails.
-    async fn ends(mut s: impl futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin) {
+    async fn ends(mut s: impl futures::Stream<Item = reqwest::Result<axum::body::Bytes>> + Unpin) {
         let r = tokio::time::timeout(Duration::from_secs(10), async {
             while let Some(Ok(_)) = s.next().await {}
         })
