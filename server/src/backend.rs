@@ -8,9 +8,9 @@ use crate::store::calls::{self, CallRow};
 use crate::store::review::{self as reviews, GrantRow};
 use crate::store::{self, users, Db};
 use app::api::{
-    AuditEventView, AuditSummary, Backend, BackendError, CallDetail, CallStatus, DecisionInput, DecisionOutcome, Facet,
-    GrantList, GrantScopeKind, GrantView, ImpactView, LiveEvent, Permission, QueueQuery, QueueSnapshot, Role,
-    SessionCall, StatsSummary, UserChanged, UserView, Verdict, QUEUE_PAGE, STATS_WINDOW,
+    AuditEventView, AuditSummary, BackendError, CallDetail, CallStatus, DecisionInput, DecisionOutcome, Facet,
+    GrantList, GrantScopeKind, GrantView, ImpactView, Insight, LiveEvent, Permission, QueueQuery, QueueSnapshot,
+    ReviewDesk, Role, SessionCall, StatsSummary, UserAdmin, UserChanged, UserView, Verdict, QUEUE_PAGE, STATS_WINDOW,
 };
 use policy::Policy;
 use serde_json::Value;
@@ -41,11 +41,7 @@ fn map(e: UserError) -> BackendError {
 }
 
 #[async_trait::async_trait]
-impl Backend for ServerBackend {
-    async fn reveal_arguments(&self, actor: &UserView, id: &str) -> Result<String, BackendError> {
-        self.reveal(actor, id).await
-    }
-
+impl UserAdmin for ServerBackend {
     async fn list_users(&self) -> Result<Vec<UserView>, BackendError> {
         users::list(&self.db).await.map_err(|e| map(e.into()))
     }
@@ -90,6 +86,13 @@ impl Backend for ServerBackend {
         tracing::info!(actor = %actor.username, user_id, disabled, "user status changed");
         self.hub.publish(LiveEvent::UsersChanged(UserChanged { user: user_id }));
         Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl ReviewDesk for ServerBackend {
+    async fn reveal_arguments(&self, actor: &UserView, id: &str) -> Result<String, BackendError> {
+        self.reveal(actor, id).await
     }
 
     async fn queue(&self, q: &QueueQuery) -> Result<QueueSnapshot, BackendError> {
@@ -389,7 +392,10 @@ impl Backend for ServerBackend {
             Err(e) => Err(internal(e, "revoking a grant")),
         }
     }
+}
 
+#[async_trait::async_trait]
+impl Insight for ServerBackend {
     async fn stats_summary(&self) -> Result<StatsSummary, BackendError> {
         let r = calls::recent(&self.db, STATS_WINDOW as i64)
             .await

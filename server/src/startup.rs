@@ -13,7 +13,7 @@ use crate::realtime::{sse, Hub};
 use crate::state::{AppState, StateParts};
 use crate::store;
 use crate::web::{headers, health};
-use app::api::{RequestAuth, SharedBackend};
+use app::api::{RequestAuth, Services};
 use axum::extract::Request;
 use axum::http::{HeaderName, Method};
 use axum::middleware::{self, Next};
@@ -292,13 +292,18 @@ async fn page_redirects(req: Request, next: Next) -> Response {
 }
 
 pub fn router(state: AppState, sessions: SqliteStore) -> Router {
-    let backend: SharedBackend = Arc::new(ServerBackend {
+    let backend = Arc::new(ServerBackend {
         db: state.db.clone(),
         hub: state.hub.clone(),
         ledger: state.ledger.clone(),
         policy: state.policy.clone(),
     });
-    let context = move || provide_context(backend.clone());
+    let services = Services {
+        users: backend.clone(),
+        review: backend.clone(),
+        insight: backend,
+    };
+    let context = move || provide_context(services.clone());
     let routes = generate_route_list(app::App);
     let session_layer = SessionManagerLayer::new(sessions)
         .with_name("airlock_session")

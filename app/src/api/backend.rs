@@ -1,6 +1,6 @@
-//! What server functions need from the server, as a trait so this crate does not depend
-//! on the server (which depends on it). The server provides an `Arc<dyn Backend>` in the
-//! Leptos context of every request.
+//! What server functions need from the server, as small traits per area so this crate
+//! does not depend on the server (which depends on it). The server provides them as
+//! [`Services`] in the Leptos context of every request.
 
 use super::{
     AuditSummary, CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery, QueueSnapshot, Role,
@@ -33,8 +33,9 @@ pub struct DecisionInput {
     pub grant: Option<(GrantScopeKind, i64)>,
 }
 
+/// Managing people (the admin page).
 #[async_trait::async_trait]
-pub trait Backend: Send + Sync + 'static {
+pub trait UserAdmin: Send + Sync + 'static {
     async fn list_users(&self) -> Result<Vec<UserView>, BackendError>;
     async fn add_user(
         &self,
@@ -45,19 +46,35 @@ pub trait Backend: Send + Sync + 'static {
     ) -> Result<UserView, BackendError>;
     async fn set_role(&self, actor: &UserView, user_id: i64, role: Role) -> Result<(), BackendError>;
     async fn set_disabled(&self, actor: &UserView, user_id: i64, disabled: bool) -> Result<(), BackendError>;
+}
 
+/// The reviewer's desk: the queue, a call, decisions and grants.
+#[async_trait::async_trait]
+pub trait ReviewDesk: Send + Sync + 'static {
     async fn queue(&self, query: &QueueQuery) -> Result<QueueSnapshot, BackendError>;
     async fn call_detail(&self, id: &str) -> Result<CallDetail, BackendError>;
-    /// Apply one decision; `Err` only for failures that are not about the call itself.
+    /// Apply one decision; the outcome says whether it worked and why not.
     async fn decide(&self, actor: &UserView, id: &str, input: DecisionInput) -> DecisionOutcome;
     async fn grants(&self) -> Result<GrantList, BackendError>;
     async fn revoke_grant(&self, actor: &UserView, id: &str) -> Result<(), BackendError>;
     /// The held call's arguments with nothing redacted (pretty JSON), for someone allowed
     /// to see secrets who must retype one into a modification. Audited before it is returned.
     async fn reveal_arguments(&self, actor: &UserView, id: &str) -> Result<String, BackendError>;
+}
+
+/// What the stats and audit pages read.
+#[async_trait::async_trait]
+pub trait Insight: Send + Sync + 'static {
     async fn stats_summary(&self) -> Result<StatsSummary, BackendError>;
     /// The chain's length and its `limit` latest events.
     async fn audit_latest(&self, limit: u32) -> Result<AuditSummary, BackendError>;
 }
 
-pub type SharedBackend = Arc<dyn Backend>;
+/// The services server functions call, provided by the server in the Leptos context of
+/// every request (tests may provide fakes of each).
+#[derive(Clone)]
+pub struct Services {
+    pub users: Arc<dyn UserAdmin>,
+    pub review: Arc<dyn ReviewDesk>,
+    pub insight: Arc<dyn Insight>,
+}

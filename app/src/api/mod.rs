@@ -1,9 +1,11 @@
 //! Types shared by server and browser, and the server functions.
 
+mod error;
 mod live;
 mod model;
 pub mod server_fns;
 
+pub use error::*;
 pub use live::*;
 pub use model::*;
 pub use server_fns::*;

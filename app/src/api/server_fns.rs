@@ -3,8 +3,8 @@
 //! CSRF token as its first argument (forms carry it as a hidden field) and checks it.
 
 use super::{
-    AuditSummary, CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery, QueueSnapshot, Role, SessionInfo,
-    StatsSummary, UserView, Verdict,
+    AppError, AuditSummary, CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery, QueueSnapshot, Role,
+    SessionInfo, StatsSummary, UserView, Verdict,
 };
 // Only the server-side bodies check permissions.
 #[cfg(feature = "ssr")]
@@ -17,7 +17,7 @@ pub const MAX_BATCH: usize = 200;
 
 #[cfg(feature = "ssr")]
 mod guard {
-    use crate::api::{BackendError, Permission, RequestAuth, SharedBackend, UserView};
+    use crate::api::{AppError, Permission, RequestAuth, Services, UserView};
     use leptos::prelude::*;
 
     pub fn auth() -> RequestAuth {
@@ -26,52 +26,47 @@ mod guard {
             .unwrap_or_default()
     }
 
-    pub fn backend() -> Result<SharedBackend, ServerFnError> {
-        use_context::<SharedBackend>().ok_or_else(|| ServerFnError::new("server is not ready"))
+    pub fn services() -> Result<Services, AppError> {
+        use_context::<Services>().ok_or_else(|| fail(AppError::Internal("server is not ready".into())))
     }
 
-    pub use crate::components::shell::set_status as status;
+    /// Answer with `e`, with its HTTP status (pages rendered without JavaScript see it too).
+    pub fn fail(e: AppError) -> AppError {
+        crate::components::shell::set_status(e.status());
+        e
+    }
 
     /// The signed-in user, if their role has permission `p` ([`Role::may`]).
-    pub fn require(p: Permission) -> Result<UserView, ServerFnError> {
+    pub fn require(p: Permission) -> Result<UserView, AppError> {
         let Some(user) = auth().user else {
-            status(401);
-            return Err(ServerFnError::new("sign in first"));
+            return Err(fail(AppError::Unauthenticated));
         };
         if !user.role.may(p) {
-            status(403);
-            return Err(ServerFnError::new(format!("your role ({}) may not do this", user.role)));
+            return Err(fail(AppError::Forbidden(user.role.to_string())));
         }
         Ok(user)
     }
 
     /// [`require`] plus the CSRF token check for state-changing calls.
-    pub fn require_csrf(p: Permission, token: &str) -> Result<UserView, ServerFnError> {
+    pub fn require_csrf(p: Permission, token: &str) -> Result<UserView, AppError> {
         let user = require(p)?;
         let expected = auth().csrf_token.unwrap_or_default();
         if expected.is_empty() || !bool::from(subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), token.as_bytes())) {
-            status(403);
-            return Err(ServerFnError::new(
-                "the form has expired; reload the page and try again",
-            ));
+            return Err(fail(AppError::FormExpired));
         }
         Ok(user)
     }
 
-    pub fn map_err(e: BackendError) -> ServerFnError {
-        match e {
-            BackendError::Invalid(_) | BackendError::Conflict(_) => status(400),
-            BackendError::NotFound => status(404),
-            BackendError::Internal(_) => status(500),
-        }
-        ServerFnError::new(e.to_string())
+    /// A service's error as the page sees it.
+    pub fn map_err(e: crate::api::BackendError) -> AppError {
+        fail(e.into())
     }
 }
 
 /// Who is signed in, and the CSRF token for forms (for API clients; pages get it
 /// written into the document, see `components::shell::use_session`).
 #[server(endpoint = "session", input = GetUrl)]
-pub async fn get_session() -> Result<SessionInfo, ServerFnError> {
+pub async fn get_session() -> Result<SessionInfo, AppError> {
     Ok(session_from_request())
 }
 
@@ -86,9 +81,9 @@ pub fn session_from_request() -> SessionInfo {
 }
 
 #[server(endpoint = "users/list", input = GetUrl)]
-pub async fn list_users() -> Result<Vec<UserView>, ServerFnError> {
+pub async fn list_users() -> Result<Vec<UserView>, AppError> {
     guard::require(Permission::ManageUsers)?;
-    guard::backend()?.list_users().await.map_err(guard::map_err)
+    guard::services()?.users.list_users().await.map_err(guard::map_err)
 }
 
 #[server(endpoint = "users/add")]
@@ -97,27 +92,30 @@ pub async fn add_user(
     username: String,
     password: String,
     role: Role,
-) -> Result<UserView, ServerFnError> {
+) -> Result<UserView, AppError> {
     let actor = guard::require_csrf(Permission::ManageUsers, &csrf_token)?;
-    guard::backend()?
+    guard::services()?
+        .users
         .add_user(&actor, &username, &password, role)
         .await
         .map_err(guard::map_err)
 }
 
 #[server(endpoint = "users/role")]
-pub async fn set_role(csrf_token: String, user_id: i64, role: Role) -> Result<(), ServerFnError> {
+pub async fn set_role(csrf_token: String, user_id: i64, role: Role) -> Result<(), AppError> {
     let actor = guard::require_csrf(Permission::ManageUsers, &csrf_token)?;
-    guard::backend()?
+    guard::services()?
+        .users
         .set_role(&actor, user_id, role)
         .await
         .map_err(guard::map_err)
 }
 
 #[server(endpoint = "users/disabled")]
-pub async fn set_disabled(csrf_token: String, user_id: i64, disabled: bool) -> Result<(), ServerFnError> {
+pub async fn set_disabled(csrf_token: String, user_id: i64, disabled: bool) -> Result<(), AppError> {
     let actor = guard::require_csrf(Permission::ManageUsers, &csrf_token)?;
-    guard::backend()?
+    guard::services()?
+        .users
         .set_disabled(&actor, user_id, disabled)
         .await
         .map_err(guard::map_err)
@@ -125,30 +123,34 @@ pub async fn set_disabled(csrf_token: String, user_id: i64, disabled: bool) -> R
 
 /// One page of the held calls with the true counts (filters, order and page in `query`).
 #[server(endpoint = "queue", input = GetUrl)]
-pub async fn get_queue(#[server(default)] query: QueueQuery) -> Result<QueueSnapshot, ServerFnError> {
+pub async fn get_queue(#[server(default)] query: QueueQuery) -> Result<QueueSnapshot, AppError> {
     guard::require(Permission::ReadCalls)?;
-    guard::backend()?.queue(&query).await.map_err(guard::map_err)
+    guard::services()?.review.queue(&query).await.map_err(guard::map_err)
 }
 
 /// The stats page's counts.
 #[server(endpoint = "stats/summary", input = GetUrl)]
-pub async fn get_stats() -> Result<StatsSummary, ServerFnError> {
+pub async fn get_stats() -> Result<StatsSummary, AppError> {
     guard::require(Permission::ReadStats)?;
-    guard::backend()?.stats_summary().await.map_err(guard::map_err)
+    guard::services()?.insight.stats_summary().await.map_err(guard::map_err)
 }
 
 /// The audit chain's length and latest events.
 #[server(endpoint = "audit/latest", input = GetUrl)]
-pub async fn get_audit_latest() -> Result<AuditSummary, ServerFnError> {
+pub async fn get_audit_latest() -> Result<AuditSummary, AppError> {
     guard::require(Permission::ReadAudit)?;
-    guard::backend()?.audit_latest(50).await.map_err(guard::map_err)
+    guard::services()?
+        .insight
+        .audit_latest(50)
+        .await
+        .map_err(guard::map_err)
 }
 
 /// One call with everything a reviewer reads before deciding.
 #[server(endpoint = "calls/get", input = GetUrl)]
-pub async fn get_call(id: String) -> Result<CallDetail, ServerFnError> {
+pub async fn get_call(id: String) -> Result<CallDetail, AppError> {
     guard::require(Permission::ReadCalls)?;
-    guard::backend()?.call_detail(&id).await.map_err(guard::map_err)
+    guard::services()?.review.call_detail(&id).await.map_err(guard::map_err)
 }
 
 /// Decide one held call. `text` is the reject reason (required) or a comment; `arguments`
@@ -163,7 +165,7 @@ pub async fn decide(
     #[server(default)] arguments: String,
     #[server(default)] grant_scope: Option<GrantScopeKind>,
     #[server(default)] grant_minutes: Option<i64>,
-) -> Result<DecisionOutcome, ServerFnError> {
+) -> Result<DecisionOutcome, AppError> {
     let actor = guard::require_csrf(Permission::Decide, &csrf_token)?;
     let input = super::DecisionInput {
         verdict,
@@ -171,7 +173,7 @@ pub async fn decide(
         arguments,
         grant: grant_scope.map(|s| (s, grant_minutes.unwrap_or(60))),
     };
-    let out = guard::backend()?.decide(&actor, &id, input).await;
+    let out = guard::services()?.review.decide(&actor, &id, input).await;
     Ok(out)
 }
 
@@ -183,17 +185,19 @@ pub async fn decide_batch(
     ids: Vec<String>,
     verdict: Verdict,
     reason: String,
-) -> Result<Vec<DecisionOutcome>, ServerFnError> {
+) -> Result<Vec<DecisionOutcome>, AppError> {
     let actor = guard::require_csrf(Permission::Decide, &csrf_token)?;
     if !matches!(verdict, Verdict::Approve | Verdict::Reject) {
-        guard::status(400);
-        return Err(ServerFnError::new("a batch can only approve or reject"));
+        return Err(guard::fail(AppError::Invalid(
+            "a batch can only approve or reject".into(),
+        )));
     }
     if ids.is_empty() || ids.len() > MAX_BATCH {
-        guard::status(400);
-        return Err(ServerFnError::new(format!("select between 1 and {MAX_BATCH} calls")));
+        return Err(guard::fail(AppError::Invalid(format!(
+            "select between 1 and {MAX_BATCH} calls"
+        ))));
     }
-    let backend = guard::backend()?;
+    let review = guard::services()?.review;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
         let input = super::DecisionInput {
@@ -202,7 +206,7 @@ pub async fn decide_batch(
             arguments: String::new(),
             grant: None,
         };
-        out.push(backend.decide(&actor, &id, input).await);
+        out.push(review.decide(&actor, &id, input).await);
     }
     Ok(out)
 }
@@ -210,9 +214,10 @@ pub async fn decide_batch(
 /// Show a held call's redacted values (audited as `secret_revealed` first), so that a
 /// modification sends a secret somewhere new only by someone allowed to know it.
 #[server(endpoint = "calls/reveal")]
-pub async fn reveal_arguments(csrf_token: String, id: String) -> Result<String, ServerFnError> {
+pub async fn reveal_arguments(csrf_token: String, id: String) -> Result<String, AppError> {
     let actor = guard::require_csrf(Permission::RevealSecrets, &csrf_token)?;
-    guard::backend()?
+    guard::services()?
+        .review
         .reveal_arguments(&actor, &id)
         .await
         .map_err(guard::map_err)
@@ -220,25 +225,17 @@ pub async fn reveal_arguments(csrf_token: String, id: String) -> Result<String, 
 
 /// Active grants and the most recently ended ones.
 #[server(endpoint = "grants/list", input = GetUrl)]
-pub async fn list_grants() -> Result<GrantList, ServerFnError> {
+pub async fn list_grants() -> Result<GrantList, AppError> {
     guard::require(Permission::ReadCalls)?;
-    guard::backend()?.grants().await.map_err(guard::map_err)
+    guard::services()?.review.grants().await.map_err(guard::map_err)
 }
 
 #[server(endpoint = "grants/revoke")]
-pub async fn revoke_grant(csrf_token: String, id: String) -> Result<(), ServerFnError> {
+pub async fn revoke_grant(csrf_token: String, id: String) -> Result<(), AppError> {
     let actor = guard::require_csrf(Permission::Decide, &csrf_token)?;
-    guard::backend()?
+    guard::services()?
+        .review
         .revoke_grant(&actor, &id)
         .await
         .map_err(guard::map_err)
-}
-
-/// Turn a server-function error into the sentence a person should read.
-pub fn error_text(e: &ServerFnError) -> String {
-    match e {
-        ServerFnError::ServerError(m) => m.clone(),
-        ServerFnError::Request(_) => "the server could not be reached; check your connection".into(),
-        _ => "something went wrong; try again".into(),
-    }
 }

@@ -288,6 +288,13 @@ async fn every_server_function_checks_the_role() {
     ] {
         let r = c.get(app.url("/api/users/list")).send().await.unwrap();
         assert_eq!(r.status(), want, "list_users");
+        // Refusals are typed errors the page can match on, not free text.
+        let body = r.text().await.unwrap();
+        match want {
+            StatusCode::UNAUTHORIZED => assert_eq!(body, r#""Unauthenticated""#),
+            StatusCode::FORBIDDEN => assert!(body.starts_with(r#"{"Forbidden":"#), "{body}"),
+            _ => {}
+        }
         let token = if want == StatusCode::UNAUTHORIZED {
             String::new()
         } else {
@@ -371,6 +378,7 @@ async fn state_changes_without_the_csrf_token_or_from_another_site_are_refused()
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert_eq!(r.text().await.unwrap(), r#""FormExpired""#);
     let r = admin
         .post(app.url("/api/users/add"))
         .header(header::ORIGIN, "https://evil.example")

@@ -1,0 +1,76 @@
+//! What a server function may answer instead of its result: one typed error, sent as
+//! JSON, so pages match on the kind of failure instead of parsing messages.
+
+use leptos::server_fn::codec::JsonEncoding;
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum AppError {
+    #[error("sign in first")]
+    Unauthenticated,
+    /// The role may not do this.
+    #[error("your role ({0}) may not do this")]
+    Forbidden(String),
+    /// The CSRF token did not match.
+    #[error("the form has expired; reload the page and try again")]
+    FormExpired,
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("not found")]
+    NotFound,
+    /// A server-side failure; the reference finds it in the server's log.
+    #[error("something went wrong on the server (reference {0})")]
+    Internal(String),
+    /// The browser could not reach the server.
+    #[error("the server could not be reached; check your connection")]
+    Unreachable,
+    /// The request or answer could not be encoded or read (a version mismatch, a bug).
+    #[error("something went wrong; try again")]
+    Protocol(String),
+}
+
+impl AppError {
+    /// The HTTP status the server answers with.
+    pub fn status(&self) -> u16 {
+        match self {
+            AppError::Unauthenticated => 401,
+            AppError::Forbidden(_) | AppError::FormExpired => 403,
+            AppError::Invalid(_) | AppError::Conflict(_) => 400,
+            AppError::NotFound => 404,
+            AppError::Internal(_) | AppError::Protocol(_) => 500,
+            AppError::Unreachable => 503,
+        }
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<super::BackendError> for AppError {
+    fn from(e: super::BackendError) -> AppError {
+        use super::BackendError as B;
+        match e {
+            B::Invalid(m) => AppError::Invalid(m),
+            B::Conflict(m) => AppError::Conflict(m),
+            B::NotFound => AppError::NotFound,
+            B::Internal(r) => AppError::Internal(r),
+        }
+    }
+}
+
+impl FromServerFnError for AppError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(e: ServerFnErrorErr) -> AppError {
+        match e {
+            ServerFnErrorErr::Request(_) => AppError::Unreachable,
+            other => AppError::Protocol(other.to_string()),
+        }
+    }
+}
+
+/// The sentence a person should read.
+pub fn error_text(e: &AppError) -> String {
+    e.to_string()
+}
