@@ -5,6 +5,7 @@ use crate::ledger::Ledger;
 use crate::realtime::Hub;
 use crate::review::{self, unredact::unredact, Action, GrantKind, GrantRequest, Review, ReviewError};
 use crate::store::calls::{self, CallRow};
+use crate::store::details::CallDetails;
 use crate::store::review::{self as reviews, GrantRow};
 use crate::store::{self, users, Db};
 use app::api::{
@@ -182,38 +183,18 @@ impl ReviewDesk for ServerBackend {
         let session = calls::session_recent(&self.db, &row.agent_id, &row.session_id, 20)
             .await
             .map_err(read)?;
-        let details: Value = serde_json::from_str(&extras.details).unwrap_or(Value::Null);
-        let impact = details.get("impact").filter(|v| !v.is_null()).map(|i| ImpactView {
-            paths: i["paths"]
-                .as_array()
-                .map(|a| a.iter().filter_map(|p| p.as_str().map(str::to_string)).collect())
-                .unwrap_or_default(),
-            files: i["stats"]["files"].as_u64(),
-            bytes: i["stats"]["bytes"].as_u64(),
-            complete: i["stats"]["complete"].as_bool().unwrap_or(true),
+        let details = CallDetails::parse(&extras.details);
+        let impact = details.impact.map(|i| ImpactView {
+            paths: i.paths,
+            files: i.stats.as_ref().map(|s| s.files),
+            bytes: i.stats.as_ref().map(|s| s.bytes),
+            complete: i.stats.is_none_or(|s| s.complete),
         });
-        let list = |key: &str, field: &str| -> Vec<String> {
-            details[key]
-                .as_array()
-                .map(|a| a.iter().filter_map(|v| v[field].as_str().map(str::to_string)).collect())
-                .unwrap_or_default()
-        };
-        let shadow = details["shadow"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|f| {
-                        format!(
-                            "{} ({}): would be {} — {}",
-                            f["rule"].as_str().unwrap_or("?"),
-                            f["layer"].as_str().unwrap_or("?"),
-                            f["would"].as_str().unwrap_or("?"),
-                            f["reason"].as_str().unwrap_or("")
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let shadow = details
+            .shadow
+            .iter()
+            .map(|f| format!("{} ({}): would be {} — {}", f.rule, f.layer, f.would, f.reason))
+            .collect();
         let mut item = review::view::queue_item(&self.policy, &row);
         item.approvals = approvals;
         Ok(CallDetail {
@@ -247,16 +228,18 @@ impl ReviewDesk for ServerBackend {
             // Guarded values are shown whole (see `review::view`), so they are not "redacted".
             masked: {
                 let guarded = self.policy.guarded_args(&row.tool);
-                list("masked", "path")
+                details
+                    .masked
                     .into_iter()
+                    .map(|m| m.path)
                     .filter(|p| {
                         let top = p.trim_start_matches('/').split('/').next().unwrap_or("");
                         !guarded.contains(&top)
                     })
                     .collect()
             },
-            grantable: details["grantable"].as_bool().unwrap_or(false) && row.approvers_required <= 1,
-            not_grantable: details["not_grantable"].as_str().map(str::to_string).or_else(|| {
+            grantable: details.grantable && row.approvers_required <= 1,
+            not_grantable: details.not_grantable.or_else(|| {
                 (row.approvers_required > 1).then(|| {
                     format!(
                         "it needs {} distinct approvers; a grant is one reviewer's word",

@@ -9,6 +9,7 @@ use crate::ledger::{LedgerError, Tx};
 use crate::review;
 use crate::store;
 use crate::store::calls::{self, CallRow, NewCall};
+use crate::store::details::CallDetails;
 use crate::store::usage::UsageState;
 use app::api::{CallStatus, LiveEvent};
 use policy::{Inputs, UsageDelta};
@@ -175,16 +176,7 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
     let eval_us = started.elapsed().as_micros() as u64;
     let id = format!("tc_{}", uuid::Uuid::now_v7().simple());
     let redacted = &job.redacted;
-    let mut details = json!({
-        "shadow": d.shadow, "impact": d.impact, "pinned": d.pinned, "masked": redacted.masked,
-        "destructive": d.destructive, "break_glass": d.break_glass, "grantable": d.grantable,
-    });
-    if d.status == policy::Status::Pending {
-        // What a reviewer's modification must replace, and why no grant is offered.
-        details["charged"] = json!(d.usage);
-        details["not_grantable"] = json!(d.not_grantable);
-    }
-    let details = details.to_string();
+    let details = CallDetails::of(&d, &redacted.masked).to_json();
     let status = match d.status {
         policy::Status::Allowed => CallStatus::Allowed,
         policy::Status::Denied => CallStatus::Denied,

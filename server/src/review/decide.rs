@@ -7,10 +7,11 @@ use crate::ingest::facts::{Facts, Recorded};
 use crate::ledger::Tx;
 use crate::store;
 use crate::store::calls::{self, CallRow};
+use crate::store::details::CallDetails;
 use crate::store::review as reviews;
 use crate::store::usage::UsageState;
 use app::api::{CallStatus, CallUpdated, LiveEvent};
-use policy::{Call, Inputs, UsageDelta};
+use policy::{Call, Inputs};
 use serde_json::{json, Value};
 
 /// Apply a reviewer's decision. Only a pending, unexpired call can be decided; the
@@ -231,8 +232,7 @@ async fn modification(
     facts: &Facts,
     now: i64,
 ) -> Result<Result<Modification, ReviewError>, sqlx::Error> {
-    let mut details: Value = serde_json::from_str(&origin.details).unwrap_or_else(|_| json!({}));
-    let charged: Vec<UsageDelta> = serde_json::from_value(details["charged"].clone()).unwrap_or_default();
+    let mut details = CallDetails::parse(&origin.details);
     let context: Value = origin
         .context
         .as_deref()
@@ -255,7 +255,7 @@ async fn modification(
             grants: &[],
             host: &host,
         };
-        tx.state.policy.reevaluate(&call, &inputs, &charged)
+        tx.state.policy.reevaluate(&call, &inputs, &details.charged)
     };
     if decision.status == policy::Status::Denied {
         let layer = decision.blocked_by.map_or("policy", |l| l.as_str()).to_string();
@@ -267,12 +267,10 @@ async fn modification(
     }
     UsageState::persist(tx.conn, &decision.usage).await?;
     tx.state.usage.apply(&decision.usage);
-    details["charged"] = json!(charges);
-    details["pinned"] = json!(decision.pinned);
-    details["impact"] = json!(decision.impact);
+    details.modified(&decision, charges);
     Ok(Ok(Modification {
         required: i64::from(decision.approvers_required.max(1)),
-        details: details.to_string(),
+        details: details.to_json(),
         pinned: (!decision.pinned.is_empty()).then(|| json!(decision.pinned).to_string()),
         decision,
     }))

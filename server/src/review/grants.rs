@@ -7,10 +7,11 @@ use crate::audit::NewEvent;
 use crate::ledger::Tx;
 use crate::store;
 use crate::store::calls::{self, CallRow};
+use crate::store::details::CallDetails;
 use crate::store::review::{self as reviews, GrantRow};
 use app::api::{GrantChanged, LiveEvent};
 use policy::{Grant, GrantScope};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone)]
@@ -109,10 +110,7 @@ pub async fn create(
     let extras = calls::extras_in(tx.conn, &row.id)
         .await?
         .ok_or(sqlx::Error::RowNotFound)?;
-    let grantable = serde_json::from_str::<Value>(&extras.details)
-        .ok()
-        .and_then(|d| d.get("grantable").and_then(Value::as_bool))
-        .unwrap_or(false);
+    let grantable = CallDetails::parse(&extras.details).grantable;
     if !grantable {
         return Ok(Err(ReviewError::Invalid(
             "the policy does not allow approve-all grants for this call; approve it on its own".into(),

@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod calls;
+pub mod details;
 pub mod review;
 pub mod sessions;
 pub mod usage;
