@@ -2,6 +2,9 @@
 //!
 //! Pure: everything the engine needs from the world (the time, budget usage, active
 //! grants, what the host's filesystem says) comes in through [`Inputs`].
+//!
+//! Longer than most modules (~700 lines): the layers in their order, read top to bottom,
+//! are the policy's meaning; splitting them apart would hide the order.
 
 use crate::budget::{Budget, Usage};
 use crate::config::{Approval, BudgetCounts, OnExceed, OnUnknown, Risk, RuleAction};

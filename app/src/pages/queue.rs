@@ -2,6 +2,9 @@
 //! true counts. Held calls arrive and leave through the event hub without a reload: new
 //! ones that pass the filters are added below the page, so what a reviewer is reading
 //! does not move; calls decided elsewhere stay in place, marked with who decided.
+//!
+//! Over 500 lines: the table, its filters, batch bar, keyboard and live merging share the
+//! page's signals; each part is a component below.
 
 use crate::api::{
     decide_batch, error_text, get_queue, who, DecisionOutcome, Facet, LiveEvent, QueueItem, QueueQuery, QueueSnapshot,

@@ -16,6 +16,9 @@
 //! What this guard cannot do alone: stop DNS rebinding. With `resolve = true` the
 //! decision carries the normalised URL, its port and the addresses it judged; the executor
 //! must connect to those (pin them), not resolve the name again.
+//!
+//! Over 500 lines: host parsing in every encoding browsers and resolvers accept (octal,
+//! hex, dotless, IPv4-mapped IPv6) must sit next to the address classes it is judged by.
 
 use crate::config::UrlGuardConfig;
 use crate::host::Host;

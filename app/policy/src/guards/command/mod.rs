@@ -46,6 +46,9 @@
 //! `/usr`, `/bin`, `/lib*`, `/boot`, `/root`, `/sys`, `/proc`, raw `/dev` devices,
 //! `/var/lib`, `/var/spool`, `~/.ssh`, shell start-up files), after resolving `..`,
 //! the working directory and links made earlier; setuid/setgid bits in any spelling.
+//!
+//! The analyser is split by stage (`walk` → `invoke` → `leaf`/`tools`, with `words` and
+//! `tables`); each part is 500–700 lines because the shell and its programs are that big.
 
 use crate::config::{CommandGuardConfig, OnUnknown};
 use brush_parser::ast;

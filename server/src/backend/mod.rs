@@ -1,0 +1,47 @@
+//! The server's side of the dashboard's services (`app::api::{UserAdmin, ReviewDesk,
+//! Insight}`): what server functions call. One module per service.
+
+mod admin;
+mod desk;
+mod insight;
+
+use crate::auth::{users as people, users::UserError, Password};
+use crate::ledger::Ledger;
+use crate::realtime::Hub;
+use crate::review::{self, unredact::unredact, Action, GrantKind, GrantRequest, Review, ReviewError};
+use crate::store::calls::{self, CallRow};
+use crate::store::details::CallDetails;
+use crate::store::review::{self as reviews, GrantRow};
+use crate::store::{self, users, Db};
+use app::api::{
+    AuditEventView, AuditSummary, BackendError, CallDetail, CallStatus, DecisionInput, DecisionOutcome, Facet,
+    GrantList, GrantScopeKind, GrantView, ImpactView, Insight, LiveEvent, Permission, QueueQuery, QueueSnapshot,
+    ReviewDesk, Role, SessionCall, StatsSummary, UserAdmin, UserChanged, UserView, Verdict, QUEUE_PAGE, STATS_WINDOW,
+};
+use policy::Policy;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+pub struct ServerBackend {
+    pub db: Db,
+    pub hub: Arc<Hub>,
+    pub ledger: Ledger,
+    pub policy: Arc<Policy>,
+}
+
+/// Log an internal error and give the person a reference to quote.
+fn internal(e: impl std::fmt::Display, what: &str) -> BackendError {
+    let reference = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+    tracing::error!(error = %e, reference, "{what} failed");
+    BackendError::Internal(reference)
+}
+
+fn map(e: UserError) -> BackendError {
+    match e {
+        UserError::Invalid(m) => BackendError::Invalid(m),
+        UserError::Conflict(m) => BackendError::Conflict(m),
+        UserError::NotFound => BackendError::NotFound,
+        UserError::Internal(m) => internal(m, "user administration"),
+    }
+}
