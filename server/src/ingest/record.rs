@@ -72,7 +72,13 @@ pub async fn ingest(
     jobs: Vec<Box<IngestJob>>,
 ) -> Result<Vec<Result<Ingested, LedgerError>>, sqlx::Error> {
     let keys: Vec<(&str, &str)> = jobs.iter().map(|j| (j.agent.as_str(), j.message_id.as_str())).collect();
-    let mut known = calls::find_messages(tx.conn, &keys).await?;
+    // Earlier calls answer a retry as they stand now (built from the row, not stored twice).
+    let mut known: std::collections::HashMap<(String, String), (Vec<u8>, String)> =
+        calls::find_messages(tx.conn, &keys)
+            .await?
+            .into_iter()
+            .map(|(k, (hash, row))| (k, (hash, call_view(&row).to_json())))
+            .collect();
     let mut answers = Vec::with_capacity(jobs.len());
     let mut prepared: Vec<(&IngestJob, Prepared)> = Vec::with_capacity(jobs.len());
     let mut deltas = Vec::new();
@@ -154,6 +160,7 @@ struct Prepared {
     pending: Option<app::api::QueueItem>,
     deltas: Vec<UsageDelta>,
     trust: String,
+    policy_id: i64,
 }
 
 /// Evaluate one proposal and build everything that will be stored and answered.
@@ -241,6 +248,7 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
         pending,
         deltas: d.usage,
         trust,
+        policy_id: state.policy_id,
     }
 }
 
@@ -257,7 +265,7 @@ impl Prepared {
             tool: &p.tool,
             server: p.server.as_deref(),
             arguments: &r.arguments,
-            arguments_redacted: &r.arguments_redacted,
+            arguments_redacted: (r.arguments_redacted != r.arguments).then_some(r.arguments_redacted.as_str()),
             agent_reason: job.redacted.reason.as_deref(),
             plan: job.redacted.plan.as_deref(),
             on_behalf_of: p.on_behalf_of.as_deref(),
@@ -269,9 +277,8 @@ impl Prepared {
             reason: &r.reason,
             risk: r.risk,
             approvers_required: r.approvers_required,
-            policy_version: &r.policy_version,
-            details: &self.details,
-            response: &self.response,
+            policy_id: self.policy_id,
+            details: (self.details != "{}").then_some(self.details.as_str()),
             created_at_ms: r.created_at_ms,
             expires_at_ms: r.expires_at_ms,
             trust: &self.trust,

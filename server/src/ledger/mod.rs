@@ -262,6 +262,8 @@ pub struct Shared {
 /// exact): budget usage, active grants, held calls per agent.
 pub struct State {
     pub policy: Arc<Policy>,
+    /// The policy's row in `policy_versions` (calls refer to it).
+    pub policy_id: i64,
     pub settings: Settings,
     pub usage: UsageState,
     pub grants: GrantState,
@@ -278,12 +280,16 @@ impl State {
         let pending = calls::pending_per_agent(&mut conn)
             .await
             .map_err(|e| format!("counting held calls: {e}"))?;
+        let policy_id = calls::policy_id(&mut conn, &policy.version, store::now_ms())
+            .await
+            .map_err(|e| format!("recording the policy version: {e}"))?;
         drop(conn);
         let grants = reviews::active_grants(db, store::now_ms())
             .await
             .map_err(|e| format!("loading grants: {e}"))?;
         Ok(State {
             policy,
+            policy_id,
             settings,
             usage,
             grants: GrantState::from_rows(grants),

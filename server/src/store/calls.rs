@@ -5,10 +5,13 @@ use app::api::CallStatus;
 use policy::Risk;
 use sqlx::SqliteConnection;
 
-/// Columns every reader needs (not the raw request extras).
-const COLUMNS: &str = "id, agent_id, session_id, trace_id, tool, server, arguments, arguments_redacted, status,
-    blocked_by, rule, reason, risk, approvers_required, policy_version, created_at_ms, expires_at_ms,
-    decided_at_ms, decided_by, comment, final_arguments, callback_url, result_outcome, pinned";
+/// Columns every reader needs (not the raw request extras). What is stored once is filled
+/// in here: the redacted arguments when redaction changed nothing, the policy's version.
+const COLUMNS: &str = "id, agent_id, session_id, trace_id, tool, server, arguments,
+    coalesce(arguments_redacted, arguments) AS arguments_redacted, status, blocked_by, rule, reason, risk,
+    approvers_required, (SELECT version FROM policy_versions v WHERE v.id = policy_id) AS policy_version,
+    created_at_ms, expires_at_ms, decided_at_ms, decided_by, comment, final_arguments, callback_url,
+    result_outcome, pinned";
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct CallRow {
@@ -52,7 +55,8 @@ pub struct NewCall<'a> {
     pub tool: &'a str,
     pub server: Option<&'a str>,
     pub arguments: &'a str,
-    pub arguments_redacted: &'a str,
+    /// `None` when redaction changed nothing.
+    pub arguments_redacted: Option<&'a str>,
     pub agent_reason: Option<&'a str>,
     pub plan: Option<&'a str>,
     pub on_behalf_of: Option<&'a str>,
@@ -64,9 +68,9 @@ pub struct NewCall<'a> {
     pub reason: &'a str,
     pub risk: Risk,
     pub approvers_required: i64,
-    pub policy_version: &'a str,
-    pub details: &'a str,
-    pub response: &'a str,
+    pub policy_id: i64,
+    /// `None` when the engine had nothing to add.
+    pub details: Option<&'a str>,
     pub created_at_ms: i64,
     pub expires_at_ms: Option<i64>,
     pub trust: &'a str,
@@ -83,7 +87,7 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
     let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
         "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
            arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
-           blocked_by, rule, reason, risk, approvers_required, policy_version, details, response,
+           blocked_by, rule, reason, risk, approvers_required, policy_id, details,
            created_at_ms, expires_at_ms, decided_at_ms, trust, turn_id, pinned) ",
     );
     q.push_values(calls, |mut b, c| {
@@ -108,9 +112,8 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
             .push_bind(c.reason)
             .push_bind(c.risk.as_str())
             .push_bind(c.approvers_required)
-            .push_bind(c.policy_version)
+            .push_bind(c.policy_id)
             .push_bind(c.details)
-            .push_bind(c.response)
             .push_bind(c.created_at_ms)
             .push_bind(c.expires_at_ms)
             .push_bind((c.status != CallStatus::Pending).then_some(c.created_at_ms))
@@ -122,29 +125,50 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
     Ok(())
 }
 
-/// Earlier requests among these idempotency keys: (agent, message id) → (body hash, response).
+/// Earlier calls among these idempotency keys: (agent, message id) → (body hash, call).
 pub async fn find_messages(
     conn: &mut SqliteConnection,
     keys: &[(&str, &str)],
-) -> Result<std::collections::HashMap<(String, String), (Vec<u8>, String)>, sqlx::Error> {
+) -> Result<std::collections::HashMap<(String, String), (Vec<u8>, CallRow)>, sqlx::Error> {
     let mut out = std::collections::HashMap::new();
     if keys.is_empty() {
         return Ok(out);
     }
-    let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
-        "SELECT agent_id, message_id, body_sha256, response FROM tool_calls WHERE (agent_id, message_id) IN (VALUES ",
-    );
+    let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(format!(
+        "SELECT message_id, body_sha256, {COLUMNS} FROM tool_calls WHERE (agent_id, message_id) IN (VALUES "
+    ));
     let mut sep = q.separated(", ");
     for (agent, msg) in keys {
         sep.push("(").push_bind_unseparated(*agent).push_unseparated(", ");
         sep.push_bind_unseparated(*msg).push_unseparated(")");
     }
     q.push(")");
-    let rows: Vec<(String, String, Vec<u8>, String)> = q.build_query_as().fetch_all(conn).await?;
-    for (a, m, h, r) in rows {
-        out.insert((a, m), (h, r));
+    let rows: Vec<Found> = q.build_query_as().fetch_all(conn).await?;
+    for f in rows {
+        out.insert((f.row.agent_id.clone(), f.message_id), (f.body_sha256, f.row));
     }
     Ok(out)
+}
+
+#[derive(sqlx::FromRow)]
+struct Found {
+    message_id: String,
+    body_sha256: Vec<u8>,
+    #[sqlx(flatten)]
+    row: CallRow,
+}
+
+/// The id of a policy version, recorded the first time it is used.
+pub async fn policy_id(conn: &mut SqliteConnection, version: &str, now_ms: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query("INSERT INTO policy_versions (version, first_used_ms) VALUES (?, ?) ON CONFLICT (version) DO NOTHING")
+        .bind(version)
+        .bind(now_ms)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query_scalar("SELECT id FROM policy_versions WHERE version = ?")
+        .bind(version)
+        .fetch_one(conn)
+        .await
 }
 
 pub async fn get(db: &Db, id: &str) -> Result<Option<CallRow>, sqlx::Error> {
@@ -380,15 +404,18 @@ pub struct CallExtras {
     pub agent_reason: Option<String>,
     pub plan: Option<String>,
     pub context: Option<String>,
+    /// `{}` when none were stored.
     pub details: String,
     pub trust: Option<String>,
 }
 
 pub async fn extras_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<CallExtras>, sqlx::Error> {
-    sqlx::query_as("SELECT agent_reason, plan, context, details, trust FROM tool_calls WHERE id = ?")
-        .bind(id)
-        .fetch_optional(conn)
-        .await
+    sqlx::query_as(
+        "SELECT agent_reason, plan, context, coalesce(details, '{}') AS details, trust FROM tool_calls WHERE id = ?",
+    )
+    .bind(id)
+    .fetch_optional(conn)
+    .await
 }
 
 /// Held calls per agent (for the per-agent cap on waiting calls).
@@ -412,10 +439,12 @@ pub struct Origin {
 }
 
 pub async fn origin_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<Origin>, sqlx::Error> {
-    sqlx::query_as("SELECT turn_id, on_behalf_of, context, details FROM tool_calls WHERE id = ?")
-        .bind(id)
-        .fetch_optional(conn)
-        .await
+    sqlx::query_as(
+        "SELECT turn_id, on_behalf_of, context, coalesce(details, '{}') AS details FROM tool_calls WHERE id = ?",
+    )
+    .bind(id)
+    .fetch_optional(conn)
+    .await
 }
 
 /// A reviewer's modification that needs more approvers than it has: the call stays

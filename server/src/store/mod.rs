@@ -44,12 +44,30 @@ pub async fn connect(url: &secrecy::SecretString) -> Result<Db, String> {
         .map_err(|e| format!("open database: {e}"))
 }
 
-/// Apply pending migrations; any failure stops the start.
+/// Apply pending migrations; any failure stops the start. Foreign keys are off while they
+/// run (SQLite's way to rebuild a table others refer to; it cannot be switched inside the
+/// migration's transaction) and checked afterwards.
 pub async fn migrate(db: &Db) -> Result<(), String> {
-    sqlx::migrate!("../migrations/sqlite")
-        .run(db)
+    let fail = |e: &dyn std::fmt::Display| format!("migrations failed: {e}");
+    let mut conn = db.acquire().await.map_err(|e| fail(&e))?;
+    sqlx::query("PRAGMA foreign_keys = OFF")
+        .execute(&mut *conn)
         .await
-        .map_err(|e| format!("migrations failed: {e}"))
+        .map_err(|e| fail(&e))?;
+    let ran = sqlx::migrate!("../migrations/sqlite").run(&mut *conn).await;
+    let broken: Vec<(String, i64)> = sqlx::query_as("SELECT \"table\", rowid FROM pragma_foreign_key_check")
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(|e| fail(&e))?;
+    sqlx::query("PRAGMA foreign_keys = ON")
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| fail(&e))?;
+    ran.map_err(|e| fail(&e))?;
+    match broken.first() {
+        Some((table, rowid)) => Err(fail(&format!("row {rowid} of {table} refers to nothing"))),
+        None => Ok(()),
+    }
 }
 
 /// Is the database answering?

@@ -9,4 +9,5 @@ mod crash;
 mod first_hour;
 mod foundation;
 mod integrity;
+mod migrations;
 mod review;
