@@ -2,6 +2,8 @@
 # Measure the agent API on loopback: a release server on a fresh SQLite file (WAL,
 # synchronous=FULL) and the load generator sending signed requests of the demo mix.
 #   scripts/bench-agent-api.sh [SECONDS]
+# AIRLOCK_BIN_DIR=DIR uses the `airlock` and `airlock-load` in DIR instead of building
+# (to compare two builds with the same load generator).
 # Prints the closed-loop throughput (64 and 128 requests in flight) and the open-loop
 # latency at 2,000 req/s, with the server's and the generator's CPU time per call (JSON lines).
 set -euo pipefail
@@ -10,8 +12,11 @@ cd "$ROOT"
 source scripts/env.sh
 source scripts/lib.sh
 SECONDS_PER_RUN="${1:-10}"
-cargo build --release --locked -p server -p airlock-load >&2
-BIN="$ROOT/target/release"
+BIN="${AIRLOCK_BIN_DIR:-}"
+if [ -z "$BIN" ]; then
+  cargo build --release --locked -p server -p airlock-load >&2
+  BIN="$ROOT/target/release"
+fi
 WORK="$(mktemp -d)"
 trap 'kill "${PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 PORT="$(free_port)"

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# What one call costs the disk: bytes written to the WAL (pwrite64 under strace) and the
+# database's growth per call, for N calls of the demo mix on a fresh database.
+#   scripts/measure-write-per-call.sh [N] [BIN_DIR]
+# BIN_DIR holds `airlock` and `airlock-load` (default: target/release, built if missing).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+source scripts/env.sh
+source scripts/lib.sh
+N="${1:-20000}"
+BIN="${2:-$ROOT/target/release}"
+if [ "$BIN" = "$ROOT/target/release" ]; then
+  cargo build --release --locked -p server -p airlock-load >&2
+fi
+command -v strace >/dev/null || { echo "strace is needed (apt-get install strace)" >&2; exit 1; }
+WORK="$(mktemp -d)"
+trap 'kill "${TRACE:-}" "${PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+PORT="$(free_port)"
+bench_server_env "$WORK" "$PORT" "$WORK/site"
+SECRET="$("$BIN/airlock" agent add load | tail -n1)"
+"$BIN/airlock" serve >"$WORK/server.log" 2>&1 &
+PID=$!
+wait_ready "http://127.0.0.1:$PORT"
+sqlite3 "$WORK/bench.db" 'PRAGMA wal_checkpoint(TRUNCATE);' >/dev/null
+before=$(stat -c %s "$WORK/bench.db")
+strace -f -qq -e trace=pwrite64 -e signal=none -o "$WORK/trace" -p "$PID" &
+TRACE=$!
+sleep 1
+"$BIN/airlock-load" --url "http://127.0.0.1:$PORT" --agent load --secret "$SECRET" \
+  --concurrency 64 --total "$N" --seconds 600 >"$WORK/load.json"
+cat "$WORK/load.json" >&2
+WAL_FDS=$( (ls -l /proc/"$PID"/fd 2>/dev/null || true) | awk '/bench.db-wal$/ {print $9}' | tr '\n' ' ')
+kill "$TRACE"; wait "$TRACE" 2>/dev/null || true
+kill "$PID"; wait "$PID" 2>/dev/null || true
+sqlite3 "$WORK/bench.db" 'PRAGMA wal_checkpoint(TRUNCATE);' >/dev/null
+after=$(stat -c %s "$WORK/bench.db")
+calls=$(sqlite3 "$WORK/bench.db" 'SELECT count(*) FROM tool_calls')
+python3 - "$calls" "$before" "$after" "$WORK/trace" "$WAL_FDS" <<'PY'
+import re, sys
+calls, before, after = map(int, sys.argv[1:4])
+fds = set(sys.argv[5].split())
+wal = 0
+for line in open(sys.argv[4]):
+    m = re.search(r"pwrite64\((\d+),.*= (\d+)$", line)
+    if m and m.group(1) in fds:
+        wal += int(m.group(2))
+print(f"calls stored: {calls}")
+print(f"WAL written: {wal} bytes, {wal / calls:.0f} bytes per call")
+print(f"database: {before} -> {after} bytes, {(after - before) / calls:.0f} bytes per call")
+PY
