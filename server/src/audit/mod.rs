@@ -43,6 +43,27 @@ impl Head {
     }
 }
 
+/// Leave out what an event does not have: null fields and empty lists, in the event and
+/// in its objects one level down (`decision`, `timings`). Deeper values (the call's
+/// arguments) are kept exactly as they are.
+pub fn compact(mut data: Value) -> Value {
+    fn absent(v: &Value) -> bool {
+        v.is_null() || v.as_array().is_some_and(Vec::is_empty)
+    }
+    if let Value::Object(top) = &mut data {
+        top.retain(|_, v| !absent(v));
+        for (k, v) in top.iter_mut() {
+            if k == "arguments" {
+                continue;
+            }
+            if let Value::Object(inner) = v {
+                inner.retain(|_, v| !absent(v));
+            }
+        }
+    }
+    data
+}
+
 /// The hash of one event; `data` is its canonical JSON text.
 #[allow(clippy::too_many_arguments)]
 pub fn event_hash(
@@ -290,6 +311,18 @@ pub async fn latest(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compact_events_leave_out_what_is_absent_but_never_touch_the_arguments() {
+        let v = serde_json::json!({
+            "tool": "t", "server": null, "masked": [], "arguments": {"a": null, "b": []},
+            "decision": {"rule": null, "status": "allowed", "shadow": []},
+        });
+        assert_eq!(
+            compact(v),
+            serde_json::json!({"tool": "t", "arguments": {"a": null, "b": []}, "decision": {"status": "allowed"}})
+        );
+    }
     use serde_json::json;
 
     #[test]

@@ -225,7 +225,9 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
         actor: format!("agent:{}", job.agent),
         call_id: Some(id.clone()),
         session_id: Some(p.session_id.clone()),
-        data: json!({
+        // Absent fields are left out (nulls and empty lists): this event is written for
+        // every call, and the chain hashes whatever data is stored.
+        data: audit::compact(json!({
             "tool": p.tool, "server": p.server, "trace_id": p.trace_id, "turn_id": p.turn_id,
             "arguments": redacted.arguments, "masked": redacted.masked,
             "reason": redacted.reason, "plan": redacted.plan,
@@ -237,7 +239,7 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
                 "expires_at_ms": d.expires_at_ms, "shadow": d.shadow,
             },
             "timings": {"received_at_ms": job.received_at_ms, "evaluate_us": eval_us},
-        }),
+        })),
     };
     let pending = (status == CallStatus::Pending).then(|| review::view::queue_item(&state.policy, &row));
     Prepared {
