@@ -14,6 +14,10 @@
 //!
 //! Each connection is a bare HTTP/1 connection (hyper, keep-alive, no pool logic beyond
 //! reusing idle connections), so the generator's own cost per request stays small.
+//!
+//! `--mix demo|held|realistic` picks the calls (realistic: one in seven held for review).
+//! `--emit FILE --total N` writes N pre-signed requests for another generator instead
+//! (`scripts/wrk-replay.lua` replays them with `wrk`).
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -36,15 +40,27 @@ struct Args {
     server_pid: Option<u32>,
     /// Stop after this many calls (closed loop).
     total: Option<u64>,
-    /// Send only calls the demo policy holds for a reviewer (fills a queue).
-    held: bool,
+    /// Which calls to send.
+    mix: Mix,
+    /// Write this many pre-signed requests to a file (for `wrk`) instead of sending.
+    emit: Option<String>,
+}
+
+#[derive(Clone, Copy)]
+enum Mix {
+    /// Calls the demo policy decides on its own (allowed and denied).
+    Demo,
+    /// Only calls the demo policy holds for a reviewer (fills a queue).
+    Held,
+    /// One call in seven held, the rest decided on arrival.
+    Realistic,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut a = std::env::args().skip(1);
     let (mut url, mut agent, mut secret) = ("http://127.0.0.1:3000".to_string(), "load".to_string(), None);
     let (mut concurrency, mut rate, mut seconds, mut server_pid) = (64usize, None, 10u64, None);
-    let (mut total, mut held) = (None, false);
+    let (mut total, mut mix, mut emit) = (None, Mix::Demo, None);
     while let Some(k) = a.next() {
         let mut v = || a.next().ok_or(format!("{k} needs a value"));
         match k.as_str() {
@@ -56,11 +72,15 @@ fn parse_args() -> Result<Args, String> {
             "--seconds" => seconds = v()?.parse().map_err(|_| "--seconds: a number")?,
             "--server-pid" => server_pid = Some(v()?.parse().map_err(|_| "--server-pid: a process id")?),
             "--total" => total = Some(v()?.parse().map_err(|_| "--total: a number")?),
-            "--mix" => match v()?.as_str() {
-                "held" => held = true,
-                "demo" => held = false,
-                _ => return Err("--mix: demo or held".into()),
-            },
+            "--mix" => {
+                mix = match v()?.as_str() {
+                    "held" => Mix::Held,
+                    "demo" => Mix::Demo,
+                    "realistic" => Mix::Realistic,
+                    _ => return Err("--mix: demo, held or realistic".into()),
+                }
+            }
+            "--emit" => emit = Some(v()?),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -79,7 +99,8 @@ fn parse_args() -> Result<Args, String> {
         seconds,
         server_pid,
         total,
-        held,
+        mix,
+        emit,
     })
 }
 
@@ -105,8 +126,55 @@ fn held_mix() -> Vec<Bytes> {
         .collect()
 }
 
+/// The bodies to cycle through.
+fn bodies(mix: Mix) -> Vec<Bytes> {
+    match mix {
+        Mix::Demo => demo_mix(),
+        Mix::Held => held_mix(),
+        Mix::Realistic => {
+            let (demo, held) = (demo_mix(), held_mix());
+            (0..7 * held.len())
+                .map(|i| {
+                    if i % 7 == 6 {
+                        held[i / 7].clone()
+                    } else {
+                        demo[i % demo.len()].clone()
+                    }
+                })
+                .collect()
+        }
+    }
+}
+
+/// Write `total` pre-signed proposals, one per line: `webhook-id TAB timestamp TAB
+/// signature TAB body` (bodies are compact JSON: no tabs or newlines). Webhook-ids are
+/// random-looking, as real agents' are. Timestamps are now: replay within five minutes.
+fn emit(a: &Args, path: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let bodies = bodies(a.mix);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let salt = u64::from(std::process::id()) << 32 ^ server::store::now_ms() as u64;
+    for n in 0..a.total.unwrap_or(100_000) {
+        let body = &bodies[(n % bodies.len() as u64) as usize];
+        let id = format!("msg_{:016x}{:016x}", mix64(salt ^ n), mix64(n.wrapping_add(salt)));
+        let h = signature::agent_headers(&a.secret, &a.agent, &id, body);
+        out.write_all(format!("{}\t{}\t{}\t", h[1].1, h[2].1, h[3].1).as_bytes())?;
+        out.write_all(body)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()
+}
+
+/// splitmix64: spreads counters over the whole range (ids that look random).
+fn mix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// The demo mix of calls the policy decides on its own (allowed and denied).
-fn mix() -> Vec<Bytes> {
+fn demo_mix() -> Vec<Bytes> {
     let calls = [
         ("web_search", json!({"query": "refund policy damaged items"})),
         ("query_order", json!({"order_id": "AB12345678", "include_items": true})),
@@ -257,6 +325,13 @@ async fn main() {
             std::process::exit(2);
         }
     };
+    if let Some(path) = &a.emit {
+        if let Err(e) = emit(&a, path) {
+            eprintln!("airlock-load: writing {path}: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let authority = match url::Url::parse(&a.url) {
         Ok(u) if u.scheme() == "http" && u.host_str().is_some() => {
             format!(
@@ -274,7 +349,7 @@ async fn main() {
         authority,
         idle: Mutex::default(),
     });
-    let bodies = Arc::new(if a.held { held_mix() } else { mix() });
+    let bodies = Arc::new(bodies(a.mix));
     let limit = a.total.unwrap_or(u64::MAX);
     let stats = Arc::new(Stats {
         latencies_us: Mutex::new(Vec::with_capacity(1 << 20)),

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The agent API measured by an independent generator: wrk (Debian package) replaying
+# pre-signed unique proposals (scripts/wrk-replay.lua) of the realistic mix (one call in
+# seven held for review) against a release server on a SQLite file.
+#   scripts/bench-wrk.sh [SECONDS] [PREFILL]
+# PREFILL: calls stored before the measured run (e.g. 1000000). AIRLOCK_BIN_DIR=DIR uses
+# the binaries in DIR instead of building. Prints wrk's report, then the calls stored by
+# the run, their rate and the server's CPU time per call.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+source scripts/env.sh
+source scripts/lib.sh
+SECONDS_PER_RUN="${1:-10}"
+PREFILL="${2:-0}"
+command -v wrk >/dev/null || { echo "installing wrk" >&2; apt-get install -y wrk >/dev/null; }
+BIN="${AIRLOCK_BIN_DIR:-}"
+if [ -z "$BIN" ]; then
+  cargo build --release --locked -p server -p airlock-load >&2
+  BIN="$ROOT/target/release"
+fi
+WORK="$(mktemp -d)"
+trap 'kill "${PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+PORT="$(free_port)"
+bench_server_env "$WORK" "$PORT" "$WORK/site"
+SECRET="$("$BIN/airlock" agent add load | tail -n1)"
+"$BIN/airlock" serve >"$WORK/server.log" 2>&1 &
+PID=$!
+wait_ready "http://127.0.0.1:$PORT"
+load() { "$BIN/airlock-load" --url "http://127.0.0.1:$PORT" --agent load --secret "$SECRET" "$@"; }
+if [ "$PREFILL" -gt 0 ]; then
+  echo "# storing $PREFILL calls first" >&2
+  load --mix realistic --concurrency 64 --total "$PREFILL" --seconds 100000 >/dev/null
+fi
+stored() { sqlite3 "$WORK/bench.db" 'SELECT max(rowid) FROM tool_calls' 2>/dev/null || echo 0; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
+# Enough fresh requests for 40,000 calls/s, signed just before the run (timestamps are
+# accepted for five minutes).
+N=$((SECONDS_PER_RUN * 40000))
+load --emit "$WORK/requests.tsv" --total "$N" --mix realistic
+before_calls=$(stored); before_cpu=$(cpu_ticks)
+wrk -t2 -c64 -d"${SECONDS_PER_RUN}s" --latency -s scripts/wrk-replay.lua "http://127.0.0.1:$PORT" -- \
+  "$WORK/requests.tsv" load 2 | tee "$WORK/wrk.txt"
+after_calls=$(stored); after_cpu=$(cpu_ticks)
+python3 - "$before_calls" "$after_calls" "$before_cpu" "$after_cpu" "$(getconf CLK_TCK)" "$SECONDS_PER_RUN" \
+  "$(stat -c %s "$WORK/bench.db")" <<'PY'
+import sys
+b, a, cb, ca, tck, secs, size = (int(x or 0) for x in sys.argv[1:])
+calls = a - b
+print(f"calls stored in the run: {calls} ({calls / secs:.0f}/s over {secs} s); database before the run: {b} calls")
+if calls:
+    print(f"server CPU per call: {(ca - cb) / tck / calls * 1e6:.0f} µs")
+print(f"database file: {size} bytes")
+PY
