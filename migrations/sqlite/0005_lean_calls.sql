@@ -1,7 +1,9 @@
 -- Write less per call. A decision is stored once: the agent's answer is built from the
 -- row (no stored response document), policy versions are stored once and referenced,
 -- the redacted arguments only when redaction changed them (NULL: same as `arguments`),
--- the engine's details only when there are any (NULL: none).
+-- the engine's details only when there are any (NULL: none). No index on
+-- (agent_id, message_id): webhook-ids are random, so it dirtied a random page per insert;
+-- the ledger recognises retries from the ids of the last minutes (`ledger::recent`).
 -- SQLite cannot relax NOT NULL in place, so the table is rebuilt the documented way
 -- (`store::migrate` turns foreign keys off around migrations and checks them after).
 
@@ -51,8 +53,7 @@ CREATE TABLE tool_calls_lean (
     result_outcome      TEXT    CHECK (result_outcome IN ('ok', 'error')),
     result_summary      TEXT,
     result_duration_ms  INTEGER,
-    result_at_ms        INTEGER,
-    UNIQUE (agent_id, message_id)
+    result_at_ms        INTEGER
 ) STRICT;
 
 INSERT INTO tool_calls_lean

@@ -257,7 +257,8 @@ struct Answer {
 }
 
 async fn send(pool: &Pool, a: &Args, body: &Bytes, n: u64) -> Result<String, String> {
-    let id = format!("load_{}_{n}", std::process::id());
+    // Random-looking, as real agents' ids are (sequential ids would flatter any index on them).
+    let id = format!("load_{:016x}{:08x}", mix64(n ^ u64::from(std::process::id()) << 40), n);
     let req = signature::agent_headers(&a.secret, &a.agent, &id, body)
         .into_iter()
         .fold(

@@ -71,13 +71,22 @@ pub async fn ingest(
     tx: &mut Tx<'_>,
     jobs: Vec<Box<IngestJob>>,
 ) -> Result<Vec<Result<Ingested, LedgerError>>, sqlx::Error> {
-    let keys: Vec<(&str, &str)> = jobs.iter().map(|j| (j.agent.as_str(), j.message_id.as_str())).collect();
-    // Earlier calls answer a retry as they stand now (built from the row, not stored twice).
+    // Webhook-ids used recently (see `ledger::recent`): their calls, confirmed by the row's
+    // own agent and webhook-id, answer a retry as they stand now (built from the row).
+    let earlier: Vec<String> = jobs
+        .iter()
+        .filter_map(|j| tx.state.recent.get(&j.agent, &j.message_id).map(|s| s.call_id()))
+        .collect();
     let mut known: std::collections::HashMap<(String, String), (Vec<u8>, String)> =
-        calls::find_messages(tx.conn, &keys)
+        calls::with_messages(tx.conn, &earlier)
             .await?
             .into_iter()
-            .map(|(k, (hash, row))| (k, (hash, call_view(&row).to_json())))
+            .map(|m| {
+                (
+                    (m.row.agent_id.clone(), m.message_id),
+                    (m.body_sha256, call_view(&m.row).to_json()),
+                )
+            })
             .collect();
     let mut answers = Vec::with_capacity(jobs.len());
     let mut prepared: Vec<(&IngestJob, Prepared)> = Vec::with_capacity(jobs.len());
@@ -129,6 +138,9 @@ pub async fn ingest(
         // Later calls in this batch must see this one's budget use.
         tx.state.usage.apply(&p.deltas);
         deltas.append(&mut p.deltas);
+        tx.state
+            .recent
+            .insert(&job.agent, &job.message_id, &p.row.id, p.row.created_at_ms);
         known.insert(key, (job.body_sha256.to_vec(), p.response.clone()));
         answers.push(Ok(Ingested {
             body: p.response.clone(),

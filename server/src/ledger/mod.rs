@@ -28,6 +28,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot, Notify};
 
+pub mod recent;
+
 const MAX_BATCH: usize = 512;
 const QUEUE: usize = 8192;
 
@@ -269,6 +271,8 @@ pub struct State {
     pub grants: GrantState,
     /// Held calls per agent, for `max_pending_per_agent`.
     pub pending: HashMap<String, u32>,
+    /// Proposals' webhook-ids of the last minutes (idempotent retries).
+    pub recent: recent::RecentMessages,
 }
 
 impl State {
@@ -280,9 +284,19 @@ impl State {
         let pending = calls::pending_per_agent(&mut conn)
             .await
             .map_err(|e| format!("counting held calls: {e}"))?;
-        let policy_id = calls::policy_id(&mut conn, &policy.version, store::now_ms())
+        let now = store::now_ms();
+        let policy_id = calls::policy_id(&mut conn, &policy.version, now)
             .await
             .map_err(|e| format!("recording the policy version: {e}"))?;
+        // Both generations' worth, oldest first (so the newest land in the current one).
+        let mut recent = recent::RecentMessages::new(now);
+        let since = now - 2 * recent::GENERATION_MS;
+        let messages = calls::recent_messages(&mut conn, since)
+            .await
+            .map_err(|e| format!("reading recent webhook-ids: {e}"))?;
+        for (agent, message, id) in messages.iter().rev() {
+            recent.insert(agent, message, id, now);
+        }
         drop(conn);
         let grants = reviews::active_grants(db, store::now_ms())
             .await
@@ -294,6 +308,7 @@ impl State {
             usage,
             grants: GrantState::from_rows(grants),
             pending,
+            recent,
         })
     }
 }

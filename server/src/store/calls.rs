@@ -125,37 +125,56 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
     Ok(())
 }
 
-/// Earlier calls among these idempotency keys: (agent, message id) → (body hash, call).
-pub async fn find_messages(
-    conn: &mut SqliteConnection,
-    keys: &[(&str, &str)],
-) -> Result<std::collections::HashMap<(String, String), (Vec<u8>, CallRow)>, sqlx::Error> {
-    let mut out = std::collections::HashMap::new();
-    if keys.is_empty() {
-        return Ok(out);
+/// These calls with their idempotency keys (a retry's candidates, see `ledger::recent`).
+pub async fn with_messages(conn: &mut SqliteConnection, ids: &[String]) -> Result<Vec<WithMessage>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
     }
     let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(format!(
-        "SELECT message_id, body_sha256, {COLUMNS} FROM tool_calls WHERE (agent_id, message_id) IN (VALUES "
+        "SELECT message_id, body_sha256, {COLUMNS} FROM tool_calls WHERE id IN ("
     ));
     let mut sep = q.separated(", ");
-    for (agent, msg) in keys {
-        sep.push("(").push_bind_unseparated(*agent).push_unseparated(", ");
-        sep.push_bind_unseparated(*msg).push_unseparated(")");
+    for id in ids {
+        sep.push_bind(id.as_str());
     }
     q.push(")");
-    let rows: Vec<Found> = q.build_query_as().fetch_all(conn).await?;
-    for f in rows {
-        out.insert((f.row.agent_id.clone(), f.message_id), (f.body_sha256, f.row));
-    }
-    Ok(out)
+    q.build_query_as().fetch_all(conn).await
 }
 
+/// A call and the webhook-id and body hash it was proposed with.
 #[derive(sqlx::FromRow)]
-struct Found {
-    message_id: String,
-    body_sha256: Vec<u8>,
+pub struct WithMessage {
+    pub message_id: String,
+    pub body_sha256: Vec<u8>,
     #[sqlx(flatten)]
-    row: CallRow,
+    pub row: CallRow,
+}
+
+/// (agent, webhook-id, call id) of the calls created since `since_ms`, newest first: read
+/// backwards in rowid (arrival) order, so only the recent rows are touched.
+pub async fn recent_messages(
+    conn: &mut SqliteConnection,
+    since_ms: i64,
+) -> Result<Vec<(String, String, String)>, sqlx::Error> {
+    let mut out = Vec::new();
+    let mut below = i64::MAX;
+    loop {
+        let rows: Vec<(i64, String, String, String, i64)> = sqlx::query_as(
+            "SELECT rowid, agent_id, message_id, id, created_at_ms FROM tool_calls WHERE rowid < ?
+             ORDER BY rowid DESC LIMIT 5000",
+        )
+        .bind(below)
+        .fetch_all(&mut *conn)
+        .await?;
+        let Some(last) = rows.last() else { return Ok(out) };
+        below = last.0;
+        for (_, agent, message, id, at) in rows {
+            if at < since_ms {
+                return Ok(out);
+            }
+            out.push((agent, message, id));
+        }
+    }
 }
 
 /// The id of a policy version, recorded the first time it is used.

@@ -97,7 +97,7 @@ async fn every_decision_path_answers_with_its_layer_and_rule() {
 }
 
 #[tokio::test]
-async fn budgets_survive_a_restart() {
+async fn budgets_and_recent_webhook_ids_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let db_path = dir.path().join("keep.db");
     let key = dir.path().join("keep.key");
@@ -113,6 +113,7 @@ async fn budgets_survive_a_restart() {
         "arguments": {"to": "a@example.com", "subject": "hi", "body": "hello"}});
     agent.propose(mail.clone()).await;
     agent.propose(mail.clone()).await;
+    let (_, first) = agent.propose_as("msg_before_restart", mail.clone()).await;
     let secret = agent.secret.clone();
     app.stop().await.unwrap();
     let app = spawn_with(move |c| {
@@ -126,6 +127,16 @@ async fn budgets_survive_a_restart() {
         base: app.url(""),
         http: reqwest::Client::new(),
     };
+    // A retry of a message sent before the restart is still recognised (no new call).
+    let (_, again) = agent.propose_as("msg_before_restart", mail.clone()).await;
+    assert_eq!(again["id"], first["id"], "{again}");
+    let mut changed = mail.clone();
+    changed["arguments"]["subject"] = json!("changed");
+    let (s, v) = agent.propose_as("msg_before_restart", changed).await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("replay_mismatch"))
+    );
     let (_, v) = agent.propose(mail).await;
     assert_eq!(v["blocked_by"], "budget", "{v}");
     // The same policy again is not recorded twice.
