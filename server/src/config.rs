@@ -62,6 +62,9 @@ pub struct Config {
     /// reviewer may not approve or modify a call made on their own behalf. Without an
     /// entry, `user:NAME`, a bare user name and an e-mail's local part name the user.
     pub principals: std::collections::BTreeMap<String, String>,
+    /// Days the unredacted arguments of decided calls are kept; after that only the
+    /// redacted form stays (0: keep them).
+    pub raw_arguments_days: u32,
 }
 
 /// Serialisable defaults (secrets excluded from `Config`'s own Serialize).
@@ -88,6 +91,7 @@ struct Defaults {
     agent_rate_burst: u32,
     max_pending_per_agent: u32,
     principals: std::collections::BTreeMap<String, String>,
+    raw_arguments_days: u32,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -112,6 +116,7 @@ const DEFAULTS: Defaults = Defaults {
     agent_rate_burst: 400,
     max_pending_per_agent: 1000,
     principals: std::collections::BTreeMap::new(),
+    raw_arguments_days: 30,
 };
 
 impl Config {

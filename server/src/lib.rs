@@ -14,6 +14,7 @@ pub mod host;
 pub mod ingest;
 pub mod ledger;
 pub mod realtime;
+pub mod retention;
 pub mod review;
 pub mod startup;
 pub mod state;

@@ -174,6 +174,10 @@ impl Application {
         let state = self.state.clone();
         let housekeeping = tokio::spawn(housekeeping(state.clone()));
         let expiry = tokio::spawn(crate::expiry::run(state.ledger.clone()));
+        let retention = tokio::spawn(crate::retention::run(
+            state.ledger.clone(),
+            state.config.raw_arguments_days,
+        ));
         let callbacks = tokio::spawn(
             Dispatcher {
                 db: state.db.clone(),
@@ -212,6 +216,7 @@ impl Application {
         };
         housekeeping.abort();
         expiry.abort();
+        retention.abort();
         callbacks.abort();
         state.db.close().await;
         result

@@ -15,6 +15,7 @@ use crate::callbacks::{self, CallbackAttempt};
 use crate::expiry;
 use crate::ingest::record::{self, IngestJob, Ingested, Outcome};
 use crate::realtime::{waiters::Waiters, Hub};
+use crate::retention;
 use crate::review::grants::{self, GrantState};
 use crate::review::{decide, Review, ReviewError, Reviewed};
 use crate::store::calls::{self, CallRow};
@@ -50,6 +51,12 @@ pub enum Command {
     /// Expire pending calls whose time is up; answers how many.
     Expire {
         now_ms: i64,
+        reply: oneshot::Sender<usize>,
+    },
+    /// Redact raw arguments of decided calls created before `before_ms` (one batch);
+    /// answers how many calls were looked at.
+    Retain {
+        before_ms: i64,
         reply: oneshot::Sender<usize>,
     },
     /// One delivery attempt of a callback finished.
@@ -129,6 +136,12 @@ impl Ledger {
     pub async fn expire(&self, now_ms: i64) -> Result<usize, LedgerError> {
         let (reply, rx) = oneshot::channel();
         self.send(Command::Expire { now_ms, reply }).await?;
+        rx.await.map_err(|_| LedgerError::Unavailable)
+    }
+
+    pub async fn retain(&self, before_ms: i64) -> Result<usize, LedgerError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Retain { before_ms, reply }).await?;
         rx.await.map_err(|_| LedgerError::Unavailable)
     }
 
@@ -273,6 +286,8 @@ pub struct State {
     pub pending: HashMap<String, u32>,
     /// Proposals' webhook-ids of the last minutes (idempotent retries).
     pub recent: recent::RecentMessages,
+    /// The last call (rowid) the retention sweep reached.
+    pub retained_to: i64,
 }
 
 impl State {
@@ -309,6 +324,7 @@ impl State {
             grants: GrantState::from_rows(grants),
             pending,
             recent,
+            retained_to: 0,
         })
     }
 }
@@ -501,6 +517,10 @@ async fn apply(tx: &mut Tx<'_>, cmd: Command) -> Result<(), (sqlx::Error, Reply)
             Err(e) => return Err((e, Reply::Row(reply, Box::new(Err(LedgerError::Unavailable))))),
         },
         Command::Expire { now_ms, reply } => match expiry::expire(tx, now_ms).await {
+            Ok(n) => Reply::Count(reply, n),
+            Err(e) => return Err((e, Reply::Count(reply, 0))),
+        },
+        Command::Retain { before_ms, reply } => match retention::purge(tx, before_ms).await {
             Ok(n) => Reply::Count(reply, n),
             Err(e) => return Err((e, Reply::Count(reply, 0))),
         },

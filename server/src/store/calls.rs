@@ -515,3 +515,47 @@ pub async fn set_details(
         .await?;
     Ok(())
 }
+
+/// A call as the retention sweep sees it.
+#[derive(Debug, sqlx::FromRow)]
+pub struct Retained {
+    pub rowid: i64,
+    pub created_at_ms: i64,
+    pub pending: bool,
+    pub arguments_redacted: Option<String>,
+    pub final_arguments: Option<String>,
+}
+
+/// The next calls after `after_rowid`, oldest first.
+pub async fn retention_batch(
+    conn: &mut SqliteConnection,
+    after_rowid: i64,
+    limit: i64,
+) -> Result<Vec<Retained>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT rowid, created_at_ms, status = 'pending' AS pending, arguments_redacted, final_arguments
+         FROM tool_calls WHERE rowid > ? ORDER BY rowid LIMIT ?",
+    )
+    .bind(after_rowid)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// Keep only the redacted arguments of a decided call (and a reviewer's replacement,
+/// redacted by the caller).
+pub async fn purge_raw(
+    conn: &mut SqliteConnection,
+    rowid: i64,
+    final_redacted: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE tool_calls SET arguments = coalesce(arguments_redacted, arguments), arguments_redacted = NULL,
+           final_arguments = ? WHERE rowid = ? AND status != 'pending'",
+    )
+    .bind(final_redacted)
+    .bind(rowid)
+    .execute(conn)
+    .await?;
+    Ok(())
+}

@@ -571,6 +571,76 @@ async fn arguments_are_redacted_in_the_audit_trail_but_returned_to_the_agent() {
     assert!(stored.contains("[redacted"), "{stored}");
 }
 
+#[tokio::test]
+async fn raw_arguments_of_old_decided_calls_are_purged_and_the_chain_still_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("keep.db").display());
+    let key = dir.path().join("keep.key");
+    let (u1, k1) = (url.clone(), key.clone());
+    let app = spawn_with(move |c| {
+        c.database_url = u1.into();
+        c.key_file = k1;
+    })
+    .await;
+    let agent = app.agent("bot").await;
+    let secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+    let (_, old) = agent
+        .propose(call("web_search", json!({"query": format!("use key {secret}")})))
+        .await;
+    let (_, recent) = agent
+        .propose(call("web_search", json!({"query": format!("again {secret}")})))
+        .await;
+    // The first call is 31 days old (the default keeps raw arguments for 30).
+    sqlx::query("UPDATE tool_calls SET created_at_ms = created_at_ms - 31 * 86400000 WHERE id = ?")
+        .bind(old["id"].as_str().unwrap())
+        .execute(&app.db)
+        .await
+        .unwrap();
+    app.stop().await.unwrap();
+    // The sweep runs when the server starts (then hourly).
+    let app = spawn_with(move |c| {
+        c.database_url = url.into();
+        c.key_file = key;
+    })
+    .await;
+    let raw = |id: String| {
+        let db = app.db.clone();
+        async move {
+            sqlx::query_scalar::<_, String>("SELECT arguments FROM tool_calls WHERE id = ?")
+                .bind(id)
+                .fetch_one(&db)
+                .await
+                .unwrap()
+        }
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        if !raw(old["id"].as_str().unwrap().into()).await.contains(secret) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the old call's secret was not purged"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(raw(old["id"].as_str().unwrap().into()).await.contains("[redacted"));
+    assert!(
+        raw(recent["id"].as_str().unwrap().into()).await.contains(secret),
+        "recent calls keep theirs"
+    );
+    assert_eq!(
+        count(
+            &app,
+            "SELECT count(*) FROM audit_events WHERE kind = 'raw_arguments_purged'"
+        )
+        .await,
+        1
+    );
+    let v = server::audit::verify(&app.db).await.unwrap();
+    assert!(v.problem.is_none(), "{:?}", v.problem);
+}
+
 /// A callback receiver on loopback: answers 500 to the first `fail_first` requests.
 async fn receiver(
     fail_first: usize,
