@@ -30,7 +30,6 @@ use openapi::SignedHeaders;
 use policy::JsonLimits;
 use proposal::Proposal;
 use record::{IngestJob, Outcome, RedactedProposal};
-use serde_json::Value;
 use signed::{SignedRequest, Webhook};
 use std::time::Duration;
 
@@ -235,7 +234,7 @@ pub async fn cancel(
 #[utoipa::path(
     post, path = "/api/v1/tool-calls/{id}/result", tag = "tool calls",
     summary = "Report the outcome of an executed call",
-    request_body = openapi::ResultRequest,
+    request_body = Outcome,
     params(
         ("id" = String, Path, description = "The call id"),
         SignedHeaders,
@@ -258,42 +257,7 @@ pub async fn result(
         max_depth: 4,
     };
     let v = policy::parse_strict(&req.body, limits)?;
-    let outcome = parse_outcome(&v).map_err(|(code, message)| ApiError::InvalidBody { code, message })?;
+    let outcome = Outcome::from_json(&v).map_err(|(code, message)| ApiError::InvalidBody { code, message })?;
     let row = state.ledger.report(req.agent.as_str(), &id, outcome).await?;
     Ok(call_response(&row))
-}
-
-fn parse_outcome(v: &Value) -> Result<Outcome, (&'static str, String)> {
-    let Value::Object(m) = v else {
-        return Err(("invalid_body", "the body must be a JSON object".into()));
-    };
-    if let Some(k) = m
-        .keys()
-        .find(|k| !["outcome", "summary", "duration_ms"].contains(&k.as_str()))
-    {
-        return Err(("unknown_field", format!("unknown field \"{k}\"")));
-    }
-    let ok = match m.get("outcome").and_then(Value::as_str) {
-        Some("ok") => true,
-        Some("error") => false,
-        Some(_) => return Err(("invalid_field", "outcome must be \"ok\" or \"error\"".into())),
-        None => return Err(("missing_field", "outcome is required".into())),
-    };
-    let summary = match m.get("summary") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if s.len() <= 16 * 1024 => Some(s.clone()),
-        Some(_) => return Err(("invalid_field", "summary must be a string of at most 16 KiB".into())),
-    };
-    let duration_ms = match m.get("duration_ms") {
-        None | Some(Value::Null) => None,
-        Some(d) => Some(d.as_i64().filter(|d| *d >= 0).ok_or((
-            "invalid_field",
-            "duration_ms must be a non-negative integer".to_string(),
-        ))?),
-    };
-    Ok(Outcome {
-        ok,
-        summary,
-        duration_ms,
-    })
 }

@@ -4,6 +4,7 @@
 //! fields the parser accepts. The structs here only describe JSON (never built).
 
 use super::proposal::Proposal;
+use super::record::Outcome;
 use super::view::{PinnedUrl, ToolCall};
 use axum::Json;
 use utoipa::{IntoParams, OpenApi, ToSchema};
@@ -25,17 +26,6 @@ pub struct SignedHeaders {
     /// `v1,<base64 HMAC-SHA256>`; several space-separated signatures are allowed (rotation).
     #[param(rename = "webhook-signature")]
     signature: String,
-}
-
-/// The outcome of an executed call.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct ResultRequest {
-    /// ok | error
-    outcome: String,
-    /// What happened (redacted before it is stored).
-    summary: Option<String>,
-    duration_ms: Option<i64>,
 }
 
 #[derive(ToSchema)]
@@ -68,7 +58,7 @@ other endpoints it is `\"{METHOD} {path?query}\\n{body}\"` so a signature cannot
 against another call. Refused signatures answer 401 with a code."
     ),
     paths(super::propose, super::get_call, super::cancel, super::result),
-    components(schemas(Proposal, ToolCall, PinnedUrl, ResultRequest, ErrorBody, ErrorDetail))
+    components(schemas(Proposal, ToolCall, PinnedUrl, Outcome, ErrorBody, ErrorDetail))
 )]
 pub struct ApiDoc;
 
@@ -108,5 +98,17 @@ mod tests {
         assert_eq!(documented, accepted);
         let example = doc["components"]["schemas"]["ToolCallRequest"]["example"].clone();
         assert!(super::super::proposal::Proposal::from_json(example).is_ok());
+        // The result body: the same struct parses it and describes it.
+        let result = &doc["components"]["schemas"]["ResultRequest"];
+        let mut fields: Vec<&str> = result["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        fields.sort_unstable();
+        assert_eq!(fields, ["duration_ms", "outcome", "summary"]);
+        let body = serde_json::json!({"outcome": "ok", "summary": "done", "duration_ms": 12});
+        assert!(Outcome::from_json(&body).unwrap().ok);
     }
 }

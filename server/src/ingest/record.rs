@@ -14,6 +14,7 @@ use crate::store::usage::UsageState;
 use app::api::{CallStatus, LiveEvent};
 use policy::{Inputs, UsageDelta};
 use serde_json::{json, Value};
+use utoipa::ToSchema;
 
 /// A proposal whose signature checked out, with what the handler prepared for it.
 pub struct IngestJob {
@@ -57,11 +58,57 @@ pub struct Ingested {
     pub replay: bool,
 }
 
-/// What the agent reports after executing a call.
+/// What the agent reports after executing a call: the body of
+/// `POST /api/v1/tool-calls/{id}/result`, also its OpenAPI schema (`from_json` parses it
+/// strictly, with a stable code per problem).
+#[derive(Debug, Clone, PartialEq, ToSchema)]
+#[schema(as = ResultRequest)]
 pub struct Outcome {
+    /// `ok` or `error`.
+    #[schema(rename = "outcome", value_type = String, example = "ok")]
     pub ok: bool,
+    /// What happened (at most 16 KiB; redacted before it is stored).
     pub summary: Option<String>,
+    /// How long the execution took.
+    #[schema(minimum = 0)]
     pub duration_ms: Option<i64>,
+}
+
+impl Outcome {
+    pub fn from_json(v: &Value) -> Result<Outcome, (&'static str, String)> {
+        let Value::Object(m) = v else {
+            return Err(("invalid_body", "the body must be a JSON object".into()));
+        };
+        if let Some(k) = m
+            .keys()
+            .find(|k| !["outcome", "summary", "duration_ms"].contains(&k.as_str()))
+        {
+            return Err(("unknown_field", format!("unknown field \"{k}\"")));
+        }
+        let ok = match m.get("outcome").and_then(Value::as_str) {
+            Some("ok") => true,
+            Some("error") => false,
+            Some(_) => return Err(("invalid_field", "outcome must be \"ok\" or \"error\"".into())),
+            None => return Err(("missing_field", "outcome is required".into())),
+        };
+        let summary = match m.get("summary") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if s.len() <= 16 * 1024 => Some(s.clone()),
+            Some(_) => return Err(("invalid_field", "summary must be a string of at most 16 KiB".into())),
+        };
+        let duration_ms = match m.get("duration_ms") {
+            None | Some(Value::Null) => None,
+            Some(d) => Some(d.as_i64().filter(|d| *d >= 0).ok_or((
+                "invalid_field",
+                "duration_ms must be a non-negative integer".to_string(),
+            ))?),
+        };
+        Ok(Outcome {
+            ok,
+            summary,
+            duration_ms,
+        })
+    }
 }
 
 /// Decide a run of proposals and store them with one statement per table: the ledger is
