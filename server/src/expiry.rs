@@ -4,7 +4,7 @@
 use crate::audit::NewEvent;
 use crate::ledger::{Ledger, Tx};
 use crate::store::{self, calls};
-use app::api::CallStatus;
+use app::api::{CallStatus, DecisionSource};
 use serde_json::json;
 use std::time::Duration;
 
@@ -37,7 +37,8 @@ pub async fn expire(tx: &mut Tx<'_>, now: i64) -> Result<usize, sqlx::Error> {
             actor: "system".into(),
             call_id: Some(row.id.clone()),
             session_id: Some(row.session_id.clone()),
-            data: json!({"tool": row.tool, "expires_at_ms": row.expires_at_ms, "agent": row.agent_id}),
+            data: json!({"tool": row.tool, "expires_at_ms": row.expires_at_ms, "agent": row.agent_id,
+                "source": DecisionSource::Expiry.as_str()}),
         };
         tx.audit(now, &ev).await?;
         tx.finished(&row.id, now).await?;

@@ -190,7 +190,9 @@ pub async fn insert_many(conn: &mut SqliteConnection, events: &[Chained<'_>]) ->
     Ok(())
 }
 
-/// Append one event after `head` and advance it. Only the ledger calls this.
+/// Append one event after `head` and advance it, inside a write transaction (`BEGIN
+/// IMMEDIATE`, so appends are serial): the ledger's batches, and the few administrative
+/// writes (users, agents, the policy in force) that run their own transaction.
 pub async fn append(
     conn: &mut SqliteConnection,
     head: &mut Head,

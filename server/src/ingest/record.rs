@@ -11,7 +11,7 @@ use crate::store;
 use crate::store::calls::{self, CallRow, NewCall};
 use crate::store::details::CallDetails;
 use crate::store::usage::UsageState;
-use app::api::{CallStatus, LiveEvent};
+use app::api::{CallStatus, DecisionSource, LiveEvent};
 use policy::{Inputs, UsageDelta};
 use serde_json::{json, Value};
 use utoipa::ToSchema;
@@ -276,8 +276,8 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
     };
     let response = call_view(&row).to_json();
     let source = match d.source {
-        policy::Source::Policy => "policy",
-        policy::Source::Grant => "grant",
+        policy::Source::Policy => DecisionSource::Policy,
+        policy::Source::Grant => DecisionSource::Grant,
     };
     let event = NewEvent {
         kind: "call_received",
@@ -293,7 +293,7 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
             "on_behalf_of": p.on_behalf_of, "message_id": job.message_id,
             "decision": {
                 "status": status, "blocked_by": row.blocked_by, "rule": d.rule, "reason": d.reason,
-                "source": source, "grant_id": d.grant_id, "policy_version": row.policy_version,
+                "source": source.as_str(), "grant_id": d.grant_id, "policy_version": row.policy_version,
                 "risk": row.risk, "approvers_required": row.approvers_required,
                 "expires_at_ms": d.expires_at_ms, "shadow": d.shadow,
             },
@@ -365,7 +365,7 @@ pub async fn cancel(tx: &mut Tx<'_>, agent: &str, id: &str) -> Result<Result<Cal
         actor: by,
         call_id: Some(id.to_string()),
         session_id: Some(row.session_id.clone()),
-        data: json!({"tool": row.tool, "waited_ms": now - row.created_at_ms}),
+        data: json!({"tool": row.tool, "waited_ms": now - row.created_at_ms, "source": DecisionSource::Agent.as_str()}),
     };
     tx.audit(now, &ev).await?;
     let row = calls::get_in(tx.conn, id).await?.ok_or(sqlx::Error::RowNotFound)?;

@@ -10,7 +10,7 @@ use crate::store::calls::{self, CallRow};
 use crate::store::details::CallDetails;
 use crate::store::review as reviews;
 use crate::store::usage::UsageState;
-use app::api::{CallStatus, CallUpdated, LiveEvent};
+use app::api::{CallStatus, CallUpdated, DecisionSource, LiveEvent};
 use policy::{Call, Inputs};
 use serde_json::{json, Value};
 
@@ -198,7 +198,7 @@ pub async fn review(tx: &mut Tx<'_>, r: &Review) -> Result<Result<Reviewed, Revi
     if let (Value::Object(d), Value::Object(b)) = (&mut data, base) {
         d.extend(b);
         d.insert("status".into(), json!(status));
-        d.insert("source".into(), json!("reviewer"));
+        d.insert("source".into(), json!(DecisionSource::Reviewer.as_str()));
         d.insert("waited_ms".into(), json!(now - row.created_at_ms));
         d.insert("grant_id".into(), json!(grant_id));
     }
