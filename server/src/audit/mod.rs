@@ -7,7 +7,10 @@
 //! seen from the chain alone: `airlock audit verify` prints the head (seq + hash) so it
 //! can be recorded elsewhere and checked later with `--expect-head`.
 //!
-//! Appending happens only in the ledger task (one writer), which keeps the head in memory.
+//! Stored: each event's own hash (32 bytes); the previous hash is the previous event's,
+//! derived when verifying (migration 0006 dropped the stored copy; the hashed document is
+//! unchanged, so older events verify alike). Appends run inside write transactions, so
+//! they are serial (see [`append`]).
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -124,10 +127,13 @@ pub fn event_hash_canonical(
 
 /// Read the newest event's position.
 pub async fn head(conn: &mut SqliteConnection) -> Result<Head, sqlx::Error> {
-    let row: Option<(i64, String)> = sqlx::query_as("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1")
+    let row: Option<(i64, Vec<u8>)> = sqlx::query_as("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1")
         .fetch_optional(conn)
         .await?;
-    Ok(row.map_or_else(Head::genesis, |(seq, hash)| Head { seq, hash }))
+    Ok(row.map_or_else(Head::genesis, |(seq, hash)| Head {
+        seq,
+        hash: hex::encode(hash),
+    }))
 }
 
 /// An event with its place in the chain, ready to insert.
@@ -136,7 +142,6 @@ pub struct Chained<'a> {
     pub at_ms: i64,
     pub ev: &'a NewEvent,
     pub data: String,
-    pub prev_hash: String,
     pub hash: String,
 }
 
@@ -155,14 +160,13 @@ pub fn chain<'a>(head: &mut Head, at_ms: i64, ev: &'a NewEvent) -> Chained<'a> {
         &data,
         &head.hash,
     );
-    let prev_hash = std::mem::replace(&mut head.hash, hash.clone());
+    head.hash.clone_from(&hash);
     head.seq = seq;
     Chained {
         seq,
         at_ms,
         ev,
         data,
-        prev_hash,
         hash,
     }
 }
@@ -173,7 +177,7 @@ pub async fn insert_many(conn: &mut SqliteConnection, events: &[Chained<'_>]) ->
         return Ok(());
     }
     let mut q = sqlx::QueryBuilder::<Sqlite>::new(
-        "INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, prev_hash, hash) ",
+        "INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, hash) ",
     );
     q.push_values(events, |mut b, e| {
         b.push_bind(e.seq)
@@ -183,8 +187,7 @@ pub async fn insert_many(conn: &mut SqliteConnection, events: &[Chained<'_>]) ->
             .push_bind(&e.ev.call_id)
             .push_bind(&e.ev.session_id)
             .push_bind(&e.data)
-            .push_bind(&e.prev_hash)
-            .push_bind(&e.hash);
+            .push_bind(hex::decode(&e.hash).unwrap_or_default());
     });
     q.build().execute(conn).await?;
     Ok(())
@@ -210,13 +213,13 @@ pub async fn append(
 /// The hash stored for event `seq`, if it exists (for `--expect-head`).
 pub async fn hash_at(url: &secrecy::SecretString, seq: i64) -> Result<Option<String>, String> {
     let db = crate::store::connect(url).await?;
-    let h = sqlx::query_scalar("SELECT hash FROM audit_events WHERE seq = ?")
+    let h: Result<Option<Vec<u8>>, String> = sqlx::query_scalar("SELECT hash FROM audit_events WHERE seq = ?")
         .bind(seq)
         .fetch_optional(&db)
         .await
         .map_err(|e| e.to_string());
     db.close().await;
-    h
+    h.map(|h| h.map(hex::encode))
 }
 
 /// The outcome of checking the whole chain.
@@ -239,16 +242,15 @@ pub async fn verify(db: &crate::store::Db) -> Result<Verification, sqlx::Error> 
         Option<String>,
         Option<String>,
         String,
-        String,
-        String,
+        Vec<u8>,
     );
     let mut rows = sqlx::query_as::<_, Row>(
-        "SELECT seq, at_ms, kind, actor, call_id, session_id, data, prev_hash, hash FROM audit_events ORDER BY seq",
+        "SELECT seq, at_ms, kind, actor, call_id, session_id, data, hash FROM audit_events ORDER BY seq",
     )
     .fetch(db);
     let mut prev = Head::genesis();
     let mut events = 0u64;
-    while let Some((seq, at_ms, kind, actor, call_id, session_id, data, prev_hash, hash)) = rows.try_next().await? {
+    while let Some((seq, at_ms, kind, actor, call_id, session_id, data, hash)) = rows.try_next().await? {
         let fail = |why: String| Verification {
             events,
             head: prev.clone(),
@@ -259,11 +261,6 @@ pub async fn verify(db: &crate::store::Db) -> Result<Verification, sqlx::Error> 
                 "expected event {} but found {seq}: events were deleted or inserted",
                 prev.seq + 1
             )));
-        }
-        if prev_hash != prev.hash {
-            return Ok(fail(
-                "its prev_hash does not match the previous event: the chain was altered".into(),
-            ));
         }
         let value: Value = match serde_json::from_str(&data) {
             Ok(v) => v,
@@ -277,10 +274,13 @@ pub async fn verify(db: &crate::store::Db) -> Result<Verification, sqlx::Error> 
             call_id.as_deref(),
             session_id.as_deref(),
             &value,
-            &prev_hash,
+            &prev.hash,
         );
+        let hash = hex::encode(hash);
         if expected != hash {
-            return Ok(fail("its content does not match its hash: the event was edited".into()));
+            return Ok(fail(
+                "its content or its place does not match its hash: this event or the one before was edited".into(),
+            ));
         }
         prev = Head { seq, hash };
         events += 1;

@@ -5,7 +5,7 @@ use server::store::{self, calls, details::CallDetails};
 use std::borrow::Cow;
 
 #[tokio::test]
-async fn calls_stored_before_the_lean_schema_read_back_the_same_after_it() {
+async fn calls_and_audit_events_stored_before_the_lean_schema_read_back_the_same_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let url = SecretString::from(format!("sqlite://{}/old.db", dir.path().display()));
     let db = store::connect(&url).await.unwrap();
@@ -80,7 +80,44 @@ async fn calls_stored_before_the_lean_schema_read_back_the_same_after_it() {
         .await
         .unwrap();
 
+    // Two audit events as the previous release stored them (hex hashes, the previous hash
+    // stored beside each).
+    let mut prev = server::audit::GENESIS.to_string();
+    for seq in 1..=2i64 {
+        let data = serde_json::json!({"n": seq});
+        let hash = server::audit::event_hash(seq, seq, "note", "system", None, None, &data, &prev);
+        sqlx::query(
+            "INSERT INTO audit_events (seq, at_ms, kind, actor, data, prev_hash, hash)
+             VALUES (?, ?, 'note', 'system', ?, ?, ?)",
+        )
+        .bind(seq)
+        .bind(seq)
+        .bind(data.to_string())
+        .bind(&prev)
+        .bind(&hash)
+        .execute(&db)
+        .await
+        .unwrap();
+        prev = hash;
+    }
+
     store::migrate(&db).await.unwrap();
+
+    // The events written before still verify, and the chain goes on from them.
+    let v = server::audit::verify(&db).await.unwrap();
+    assert_eq!((v.problem.clone(), v.events, v.head.hash.clone()), (None, 2, prev));
+    let mut tx = store::begin_write(&db).await.unwrap();
+    let ev = server::audit::NewEvent {
+        kind: "note",
+        actor: "system".into(),
+        call_id: None,
+        session_id: None,
+        data: serde_json::json!({"n": 3}),
+    };
+    store::append_audit(&mut tx, 3, &ev).await.unwrap();
+    tx.commit().await.unwrap();
+    let v = server::audit::verify(&db).await.unwrap();
+    assert_eq!((v.problem, v.events), (None, 3));
 
     let one = calls::get(&db, "tc_1").await.unwrap().unwrap();
     assert_eq!(one.policy_version, "sha256:a");
