@@ -53,7 +53,7 @@ impl Dispatcher {
         loop {
             let now = store::now_ms();
             let mut waiting = false;
-            match calls::due_callbacks(&this.db, now, 256).await {
+            match store::callbacks::due(&this.db, now, 256).await {
                 Ok(due) => {
                     for (id, agent, attempts) in due {
                         let busy = per_agent.get(&agent).copied().unwrap_or(0);
@@ -72,7 +72,7 @@ impl Dispatcher {
                 }
                 Err(e) => tracing::warn!(error = %e, "reading due callbacks failed"),
             }
-            let next = calls::next_callback_at(&this.db).await.ok().flatten();
+            let next = store::callbacks::next_at(&this.db).await.ok().flatten();
             let mut sleep = match next {
                 Some(t) => Duration::from_millis((t - store::now_ms()).clamp(10, 60_000) as u64),
                 None => Duration::from_secs(60),
@@ -222,7 +222,7 @@ pub async fn record_attempt(tx: &mut Tx<'_>, a: &CallbackAttempt) -> Result<(), 
         Ok(_) => None,
         Err(e) => Some(e.clone()),
     };
-    calls::update_callback(tx.conn, &a.call_id, state, a.attempt, next, error.as_deref()).await?;
+    store::callbacks::update(tx.conn, &a.call_id, state, a.attempt, next, error.as_deref()).await?;
     let session = calls::get_in(tx.conn, &a.call_id).await?.map(|r| r.session_id);
     tx.audit(
         now,

@@ -11,14 +11,14 @@ impl ReviewDesk for ServerBackend {
     async fn queue(&self, q: &QueueQuery) -> Result<QueueSnapshot, BackendError> {
         let seq = self.hub.head();
         let read = |e: sqlx::Error| internal(e, "reading the queue");
-        let filter = calls::PendingFilter {
+        let filter = store::queue::PendingFilter {
             tool: &q.tool,
             agent: &q.agent,
             risk: &q.risk,
             session: &q.session,
             sort: &q.sort,
         };
-        let groups = calls::pending_groups(&self.db).await.map_err(read)?;
+        let groups = store::queue::pending_groups(&self.db).await.map_err(read)?;
         let (mut tools, mut agents, mut risks) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
         let (mut total, mut matching) = (0u64, 0u64);
         for (tool, agent, risk, n) in groups {
@@ -32,13 +32,13 @@ impl ReviewDesk for ServerBackend {
             *risks.entry(risk).or_insert(0) += n;
         }
         if !q.session.is_empty() {
-            matching = calls::pending_count(&self.db, &filter).await.map_err(read)?;
+            matching = store::queue::pending_count(&self.db, &filter).await.map_err(read)?;
         }
         let page_size = QUEUE_PAGE;
         // A page past the end shows the last one (a bookmark after the queue shrank).
         let last_page = (matching.saturating_sub(1) / u64::from(page_size)) as u32;
         let page = q.page.min(last_page);
-        let rows = calls::pending_page(
+        let rows = store::queue::pending_page(
             &self.db,
             &filter,
             i64::from(page_size),
@@ -92,7 +92,7 @@ impl ReviewDesk for ServerBackend {
             .ok_or(BackendError::NotFound)?;
         let approvals = reviews::approvals_in(&mut conn, id).await.map_err(read)?;
         drop(conn);
-        let session = calls::session_recent(&self.db, &row.agent_id, &row.session_id, 20)
+        let session = store::queue::session_recent(&self.db, &row.agent_id, &row.session_id, 20)
             .await
             .map_err(read)?;
         let details = CallDetails::parse(&extras.details);

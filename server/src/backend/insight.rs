@@ -5,7 +5,7 @@ use super::*;
 #[async_trait::async_trait]
 impl Insight for ServerBackend {
     async fn stats_summary(&self) -> Result<StatsSummary, BackendError> {
-        let r = calls::recent(&self.db, STATS_WINDOW as i64)
+        let r = store::queue::recent(&self.db, STATS_WINDOW as i64)
             .await
             .map_err(|e| internal(e, "reading the stats"))?;
         let (mut statuses, mut layers, mut tools) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());

@@ -2,7 +2,7 @@
 
 use crate::store::calls::CallRow;
 use app::api::CallStatus;
-use policy::Risk;
+use policy::{Layer, Risk};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -25,7 +25,8 @@ pub struct ToolCall {
     #[schema(value_type = String)]
     pub status: CallStatus,
     /// allowlist | schema | path_guard | command_guard | url_guard | budget | rule
-    pub blocked_by: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub blocked_by: Option<Layer>,
     /// The policy rule that decided or held the call.
     pub rule: Option<String>,
     /// Human-readable reason.
@@ -97,7 +98,7 @@ pub fn call_view(row: &CallRow) -> ToolCall {
     ToolCall {
         id: row.id.clone(),
         status: row.status,
-        blocked_by: row.blocked_by.clone(),
+        blocked_by: row.blocked_by,
         rule: row.rule.clone(),
         reason: row.reason.clone(),
         arguments,

@@ -11,182 +11,31 @@
 //! functions over a [`Tx`], the writer's open transaction and in-memory state.
 
 use crate::audit::{self, Head, NewEvent};
-use crate::callbacks::{self, CallbackAttempt};
+use crate::callbacks;
 use crate::expiry;
-use crate::ingest::record::{self, IngestJob, Ingested, Outcome};
+use crate::ingest::record::{self, IngestJob, Ingested};
 use crate::realtime::{waiters::Waiters, Hub};
 use crate::retention;
 use crate::review::grants::{self, GrantState};
-use crate::review::{decide, Review, ReviewError, Reviewed};
+use crate::review::{decide, ReviewError, Reviewed};
 use crate::store::calls::{self, CallRow};
 use crate::store::review as reviews;
 use crate::store::usage::UsageState;
 use crate::store::{self, Db};
-use app::api::{CallDecided, CallStatus, LiveEvent};
+use app::api::{CallDecided, LiveEvent};
 use policy::Policy;
 use sqlx::SqliteConnection;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot, Notify};
 
+mod handle;
 pub mod recent;
+
+pub use handle::{Command, Ledger, LedgerError};
 
 const MAX_BATCH: usize = 512;
 const QUEUE: usize = 8192;
-
-/// What a handler may ask the ledger to do.
-pub enum Command {
-    Ingest(Box<IngestJob>, oneshot::Sender<Result<Ingested, LedgerError>>),
-    Cancel {
-        agent: String,
-        id: String,
-        reply: oneshot::Sender<Result<CallRow, LedgerError>>,
-    },
-    Report {
-        agent: String,
-        id: String,
-        outcome: Outcome,
-        reply: oneshot::Sender<Result<CallRow, LedgerError>>,
-    },
-    /// Expire pending calls whose time is up; answers how many.
-    Expire {
-        now_ms: i64,
-        reply: oneshot::Sender<usize>,
-    },
-    /// Redact raw arguments of decided calls created before `before_ms` (one batch);
-    /// answers how many calls were looked at.
-    Retain {
-        before_ms: i64,
-        reply: oneshot::Sender<usize>,
-    },
-    /// One delivery attempt of a callback finished.
-    CallbackAttempt(CallbackAttempt, oneshot::Sender<()>),
-    /// An event with nothing else to write (e.g. a refused signature).
-    Audit(NewEvent),
-    /// An event that must be on disk before its sender goes on (e.g. a secret shown).
-    AuditNow(NewEvent, oneshot::Sender<Result<(), LedgerError>>),
-    /// A reviewer's decision on a held call.
-    Review(Review, oneshot::Sender<Result<Reviewed, ReviewError>>),
-    RevokeGrant {
-        id: String,
-        by: String,
-        reason: String,
-        reply: oneshot::Sender<Result<(), ReviewError>>,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LedgerError {
-    #[error("this webhook-id was already used with a different body")]
-    Conflict,
-    #[error("no such tool call")]
-    NotFound,
-    #[error("the call is already {0}")]
-    NotPending(CallStatus),
-    #[error("a result was already reported for this call")]
-    AlreadyReported,
-    #[error("the call is {0}; only executable calls have results")]
-    NotExecutable(CallStatus),
-    #[error("this agent already has {0} held calls waiting for a decision")]
-    TooManyPending(u32),
-    #[error("the store is unavailable")]
-    Unavailable,
-}
-
-/// A cloneable handle to the ledger task.
-#[derive(Clone)]
-pub struct Ledger {
-    tx: mpsc::Sender<Command>,
-}
-
-impl Ledger {
-    pub async fn send(&self, cmd: Command) -> Result<(), LedgerError> {
-        self.tx.send(cmd).await.map_err(|_| LedgerError::Unavailable)
-    }
-
-    pub async fn ingest(&self, job: IngestJob) -> Result<Ingested, LedgerError> {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::Ingest(Box::new(job), reply)).await?;
-        rx.await.map_err(|_| LedgerError::Unavailable)?
-    }
-
-    pub async fn cancel(&self, agent: &str, id: &str) -> Result<CallRow, LedgerError> {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::Cancel {
-            agent: agent.into(),
-            id: id.into(),
-            reply,
-        })
-        .await?;
-        rx.await.map_err(|_| LedgerError::Unavailable)?
-    }
-
-    pub async fn report(&self, agent: &str, id: &str, outcome: Outcome) -> Result<CallRow, LedgerError> {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::Report {
-            agent: agent.into(),
-            id: id.into(),
-            outcome,
-            reply,
-        })
-        .await?;
-        rx.await.map_err(|_| LedgerError::Unavailable)?
-    }
-
-    pub async fn expire(&self, now_ms: i64) -> Result<usize, LedgerError> {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::Expire { now_ms, reply }).await?;
-        rx.await.map_err(|_| LedgerError::Unavailable)
-    }
-
-    pub async fn retain(&self, before_ms: i64) -> Result<usize, LedgerError> {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::Retain { before_ms, reply }).await?;
-        rx.await.map_err(|_| LedgerError::Unavailable)
-    }
-
-    pub async fn callback_attempt(&self, a: CallbackAttempt) {
-        let (reply, rx) = oneshot::channel();
-        if self.send(Command::CallbackAttempt(a, reply)).await.is_ok() {
-            let _ = rx.await;
-        }
-    }
-
-    pub async fn review(&self, r: Review) -> Result<Reviewed, ReviewError> {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::Review(r, reply))
-            .await
-            .map_err(|_| ReviewError::Unavailable)?;
-        rx.await.map_err(|_| ReviewError::Unavailable)?
-    }
-
-    pub async fn revoke_grant(&self, id: &str, by: &str, reason: &str) -> Result<(), ReviewError> {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::RevokeGrant {
-            id: id.into(),
-            by: by.into(),
-            reason: reason.into(),
-            reply,
-        })
-        .await
-        .map_err(|_| ReviewError::Unavailable)?;
-        rx.await.map_err(|_| ReviewError::Unavailable)?
-    }
-
-    /// Record an event and wait until it is committed.
-    pub async fn audit_now(&self, ev: NewEvent) -> Result<(), LedgerError> {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::AuditNow(ev, reply)).await?;
-        rx.await.map_err(|_| LedgerError::Unavailable)?
-    }
-
-    /// Record an event without waiting; dropped (and logged) if the ledger is overloaded.
-    pub fn audit(&self, ev: NewEvent) {
-        if let Err(e) = self.tx.try_send(Command::Audit(ev)) {
-            tracing::warn!(error = %e, "audit event dropped: ledger queue full");
-        }
-    }
-}
 
 /// Who gets told what once a batch is committed.
 enum Reply {
@@ -354,7 +203,7 @@ impl Tx<'_> {
     pub async fn finished(&mut self, id: &str, now: i64) -> Result<CallRow, sqlx::Error> {
         let row = calls::get_in(self.conn, id).await?.ok_or(sqlx::Error::RowNotFound)?;
         if row.callback_url.is_some() {
-            calls::queue_callback(self.conn, id, now).await?;
+            crate::store::callbacks::queue(self.conn, id, now).await?;
             self.fx.callbacks = true;
         }
         self.decided(&row);

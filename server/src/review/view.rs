@@ -32,7 +32,7 @@ pub fn queue_item(policy: &Policy, r: &CallRow) -> QueueItem {
         destructive: policy.tool_info(&r.tool).is_some_and(|t| t.destructive),
         rule: r.rule.clone(),
         reason: r.reason.clone(),
-        blocked_by: r.blocked_by.clone(),
+        blocked_by: r.blocked_by.map(|l| l.as_str().to_string()),
         created_at_ms: r.created_at_ms,
         expires_at_ms: r.expires_at_ms,
         approvers_required: r.approvers_required,

@@ -2,18 +2,19 @@
 
 use super::Db;
 use app::api::CallStatus;
-use policy::Risk;
+use policy::{Layer, Risk};
 use sqlx::SqliteConnection;
 
 /// Columns every reader needs (not the raw request extras). What is stored once is filled
 /// in here: the redacted arguments when redaction changed nothing, the policy's version.
-const COLUMNS: &str = "id, agent_id, session_id, trace_id, tool, server, arguments,
+pub(super) const COLUMNS: &str = "id, agent_id, session_id, trace_id, tool, server, arguments,
     coalesce(arguments_redacted, arguments) AS arguments_redacted, status, blocked_by, rule, reason, risk,
     approvers_required, (SELECT version FROM policy_versions v WHERE v.id = policy_id) AS policy_version,
     created_at_ms, expires_at_ms, decided_at_ms, decided_by, comment, final_arguments, callback_url,
     result_outcome, pinned";
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+/// A stored call as every reader sees it (`COLUMNS`), with its names read back as enums.
+#[derive(Debug, Clone)]
 pub struct CallRow {
     pub id: String,
     pub agent_id: String,
@@ -23,12 +24,10 @@ pub struct CallRow {
     pub server: Option<String>,
     pub arguments: String,
     pub arguments_redacted: String,
-    #[sqlx(try_from = "String")]
     pub status: CallStatus,
-    pub blocked_by: Option<String>,
+    pub blocked_by: Option<Layer>,
     pub rule: Option<String>,
     pub reason: String,
-    #[sqlx(try_from = "String")]
     pub risk: Risk,
     pub approvers_required: i64,
     pub policy_version: String,
@@ -42,6 +41,49 @@ pub struct CallRow {
     pub result_outcome: Option<String>,
     /// JSON array of the URL guard's checked addresses, when it resolved any.
     pub pinned: Option<String>,
+}
+
+impl<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> for CallRow {
+    fn from_row(row: &'r sqlx::sqlite::SqliteRow) -> Result<CallRow, sqlx::Error> {
+        use sqlx::Row;
+        let bad = |column: &str, e: String| sqlx::Error::ColumnDecode {
+            index: column.into(),
+            source: e.into(),
+        };
+        Ok(CallRow {
+            id: row.try_get("id")?,
+            agent_id: row.try_get("agent_id")?,
+            session_id: row.try_get("session_id")?,
+            trace_id: row.try_get("trace_id")?,
+            tool: row.try_get("tool")?,
+            server: row.try_get("server")?,
+            arguments: row.try_get("arguments")?,
+            arguments_redacted: row.try_get("arguments_redacted")?,
+            status: row
+                .try_get::<String, _>("status")?
+                .parse()
+                .map_err(|e| bad("status", e))?,
+            blocked_by: row
+                .try_get::<Option<String>, _>("blocked_by")?
+                .map(Layer::try_from)
+                .transpose()
+                .map_err(|e| bad("blocked_by", e))?,
+            rule: row.try_get("rule")?,
+            reason: row.try_get("reason")?,
+            risk: Risk::try_from(row.try_get::<String, _>("risk")?).map_err(|e| bad("risk", e))?,
+            approvers_required: row.try_get("approvers_required")?,
+            policy_version: row.try_get("policy_version")?,
+            created_at_ms: row.try_get("created_at_ms")?,
+            expires_at_ms: row.try_get("expires_at_ms")?,
+            decided_at_ms: row.try_get("decided_at_ms")?,
+            decided_by: row.try_get("decided_by")?,
+            comment: row.try_get("comment")?,
+            final_arguments: row.try_get("final_arguments")?,
+            callback_url: row.try_get("callback_url")?,
+            result_outcome: row.try_get("result_outcome")?,
+            pinned: row.try_get("pinned")?,
+        })
+    }
 }
 
 /// A call as the ledger stores it.
@@ -260,160 +302,6 @@ pub async fn due_for_expiry(conn: &mut SqliteConnection, now: i64, limit: i64) -
     .bind(now)
     .bind(limit)
     .fetch_all(conn)
-    .await
-}
-
-/// Queue the final decision for delivery to the agent's callback URL.
-pub async fn queue_callback(conn: &mut SqliteConnection, id: &str, now: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT OR IGNORE INTO callbacks (call_id, state, next_at_ms) VALUES (?, 'queued', ?)")
-        .bind(id)
-        .bind(now)
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// Callbacks due now: (call id, agent, attempts so far).
-pub async fn due_callbacks(db: &Db, now: i64, limit: i64) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT c.call_id, t.agent_id, c.attempts FROM callbacks c JOIN tool_calls t ON t.id = c.call_id
-         WHERE c.state = 'queued' AND c.next_at_ms <= ? ORDER BY c.next_at_ms LIMIT ?",
-    )
-    .bind(now)
-    .bind(limit)
-    .fetch_all(db)
-    .await
-}
-
-/// The earliest time a queued callback is due.
-pub async fn next_callback_at(db: &Db) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar("SELECT min(next_at_ms) FROM callbacks WHERE state = 'queued'")
-        .fetch_one(db)
-        .await
-}
-
-pub async fn update_callback(
-    conn: &mut SqliteConnection,
-    id: &str,
-    state: &str,
-    attempts: i64,
-    next_at_ms: i64,
-    last_error: Option<&str>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE callbacks SET state = ?, attempts = ?, next_at_ms = ?, last_error = ? WHERE call_id = ?")
-        .bind(state)
-        .bind(attempts)
-        .bind(next_at_ms)
-        .bind(last_error)
-        .bind(id)
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// The queue's filters and order, as the store applies them (empty = any).
-pub struct PendingFilter<'a> {
-    pub tool: &'a str,
-    pub agent: &'a str,
-    pub risk: &'a str,
-    pub session: &'a str,
-    /// `expiry`, `risk`, anything else: oldest first.
-    pub sort: &'a str,
-}
-
-const PENDING_WHERE: &str = "status = 'pending' AND (?1 = '' OR tool = ?1) AND (?2 = '' OR agent_id = ?2) \
-     AND (?3 = '' OR risk = ?3) AND (?4 = '' OR session_id = ?4)";
-
-/// One page of held calls matching `f`, in its order.
-pub async fn pending_page(
-    db: &Db,
-    f: &PendingFilter<'_>,
-    limit: i64,
-    offset: i64,
-) -> Result<Vec<CallRow>, sqlx::Error> {
-    let order = match f.sort {
-        "expiry" => "expires_at_ms IS NULL, expires_at_ms, created_at_ms, id",
-        "risk" => {
-            "CASE risk WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 ELSE 3 END, created_at_ms, id"
-        }
-        _ => "created_at_ms, id",
-    };
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM tool_calls WHERE {PENDING_WHERE} ORDER BY {order} LIMIT ?5 OFFSET ?6"
-    ))
-    .bind(f.tool)
-    .bind(f.agent)
-    .bind(f.risk)
-    .bind(f.session)
-    .bind(limit)
-    .bind(offset)
-    .fetch_all(db)
-    .await
-}
-
-/// How many held calls match `f`.
-pub async fn pending_count(db: &Db, f: &PendingFilter<'_>) -> Result<u64, sqlx::Error> {
-    let (n,): (i64,) = sqlx::query_as(&format!("SELECT count(*) FROM tool_calls WHERE {PENDING_WHERE}"))
-        .bind(f.tool)
-        .bind(f.agent)
-        .bind(f.risk)
-        .bind(f.session)
-        .fetch_one(db)
-        .await?;
-    Ok(n.max(0) as u64)
-}
-
-/// Held calls counted per (tool, agent, risk): one pass gives the total, every filter's
-/// values with their counts and, without a session filter, the matching count.
-pub async fn pending_groups(db: &Db) -> Result<Vec<(String, String, String, i64)>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT tool, agent_id, risk, count(*) FROM tool_calls WHERE status = 'pending' GROUP BY tool, agent_id, risk",
-    )
-    .fetch_all(db)
-    .await
-}
-
-/// What the stats page counts: all calls, the held ones, and per (status, blocked_by,
-/// tool) the latest `window` calls (newest by insertion, so no index beyond the rowid).
-pub struct Recent {
-    pub calls: u64,
-    pub waiting: u64,
-    pub groups: Vec<(String, Option<String>, String, i64)>,
-    pub oldest_ms: Option<i64>,
-}
-
-pub async fn recent(db: &Db, window: i64) -> Result<Recent, sqlx::Error> {
-    let (calls,): (i64,) = sqlx::query_as("SELECT count(*) FROM tool_calls").fetch_one(db).await?;
-    let (waiting,): (i64,) = sqlx::query_as("SELECT count(*) FROM tool_calls WHERE status = 'pending'")
-        .fetch_one(db)
-        .await?;
-    // One pass over the window: the groups, each with its oldest call.
-    let rows: Vec<(String, Option<String>, String, i64, i64)> = sqlx::query_as(
-        "SELECT status, blocked_by, tool, count(*), min(created_at_ms) FROM \
-         (SELECT status, blocked_by, tool, created_at_ms FROM tool_calls ORDER BY rowid DESC LIMIT ?) \
-         GROUP BY 1, 2, 3",
-    )
-    .bind(window)
-    .fetch_all(db)
-    .await?;
-    let oldest_ms = rows.iter().map(|r| r.4).min();
-    Ok(Recent {
-        calls: calls.max(0) as u64,
-        waiting: waiting.max(0) as u64,
-        groups: rows.into_iter().map(|(s, b, t, n, _)| (s, b, t, n)).collect(),
-        oldest_ms,
-    })
-}
-
-/// The most recent calls of one agent session, newest first.
-pub async fn session_recent(db: &Db, agent: &str, session: &str, limit: i64) -> Result<Vec<CallRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM tool_calls WHERE agent_id = ? AND session_id = ? ORDER BY created_at_ms DESC, id DESC LIMIT ?"
-    ))
-    .bind(agent)
-    .bind(session)
-    .bind(limit)
-    .fetch_all(db)
     .await
 }
 

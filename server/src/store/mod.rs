@@ -3,8 +3,10 @@
 //! time (not `query!` macros) so neither backend's compile-time checks bind the other.
 
 pub mod agents;
+pub mod callbacks;
 pub mod calls;
 pub mod details;
+pub mod queue;
 pub mod review;
 pub mod sessions;
 pub mod usage;

@@ -1,0 +1,52 @@
+//! Callback deliveries: queued with a final decision, then sent and retried.
+
+use super::Db;
+use sqlx::SqliteConnection;
+
+/// Queue the final decision for delivery to the agent's callback URL.
+pub async fn queue(conn: &mut SqliteConnection, id: &str, now: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT OR IGNORE INTO callbacks (call_id, state, next_at_ms) VALUES (?, 'queued', ?)")
+        .bind(id)
+        .bind(now)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Callbacks due now: (call id, agent, attempts so far).
+pub async fn due(db: &Db, now: i64, limit: i64) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT c.call_id, t.agent_id, c.attempts FROM callbacks c JOIN tool_calls t ON t.id = c.call_id
+         WHERE c.state = 'queued' AND c.next_at_ms <= ? ORDER BY c.next_at_ms LIMIT ?",
+    )
+    .bind(now)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
+
+/// The earliest time a queued callback is due.
+pub async fn next_at(db: &Db) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT min(next_at_ms) FROM callbacks WHERE state = 'queued'")
+        .fetch_one(db)
+        .await
+}
+
+pub async fn update(
+    conn: &mut SqliteConnection,
+    id: &str,
+    state: &str,
+    attempts: i64,
+    next_at_ms: i64,
+    last_error: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE callbacks SET state = ?, attempts = ?, next_at_ms = ?, last_error = ? WHERE call_id = ?")
+        .bind(state)
+        .bind(attempts)
+        .bind(next_at_ms)
+        .bind(last_error)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
