@@ -5,7 +5,8 @@
 # AIRLOCK_BIN_DIR=DIR uses the `airlock` and `airlock-load` in DIR instead of building
 # (to compare two builds with the same load generator).
 # Prints the closed-loop throughput (64 and 128 requests in flight) and the open-loop
-# latency at 2,000 req/s, with the server's and the generator's CPU time per call (JSON lines).
+# latency at 2,000 req/s, with the server's and the generator's CPU time per call (JSON lines),
+# then the same binaries under wrk (scripts/bench-wrk.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -35,3 +36,7 @@ done
 echo "# open loop, 2000 req/s" >&2
 load --seconds "$SECONDS_PER_RUN" --rate 2000
 echo "# calls stored: $(sqlite3 "$WORK/bench.db" 'SELECT count(*) FROM tool_calls' 2>/dev/null || echo '?')" >&2
+# The independent generator on the same binaries (scripts/bench-wrk.sh).
+kill "$PID" 2>/dev/null || true
+echo "# wrk replaying pre-signed unique requests" >&2
+AIRLOCK_BIN_DIR="$BIN" bash scripts/bench-wrk.sh "$SECONDS_PER_RUN"

@@ -5,7 +5,10 @@
 #   scripts/bench-wrk.sh [SECONDS] [PREFILL]
 # PREFILL: calls stored before the measured run (e.g. 1000000). AIRLOCK_BIN_DIR=DIR uses
 # the binaries in DIR instead of building. Prints wrk's report, then the calls stored by
-# the run, their rate and the server's CPU time per call.
+# the run, their rate and the server's CPU time per call. COMPARE=fastapi then runs the
+# same kind of requests against scripts/bench/fastapi_gateway.py (FastAPI + pydantic,
+# SQLite WAL FULL, uvicorn with 2 workers; installed into a venv under ~/.cache/airlock)
+# and prints the ratio.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -52,3 +55,23 @@ if calls:
     print(f"server CPU per call: {(ca - cb) / tck / calls * 1e6:.0f} µs")
 print(f"database file: {size} bytes")
 PY
+if [ "${COMPARE:-}" = "fastapi" ]; then
+  VENV="${XDG_CACHE_HOME:-$HOME/.cache}/airlock/bench-venv"
+  [ -x "$VENV/bin/uvicorn" ] || { python3 -m venv "$VENV" && "$VENV/bin/pip" install -q fastapi uvicorn; }
+  airlock_rps=$(awk '/Requests\/sec/ {print $2}' "$WORK/wrk.txt")
+  GPORT="$(free_port)"
+  (cd scripts/bench && GATEWAY_SECRET="$SECRET" GATEWAY_DB="$WORK/gateway.db" \
+    "$VENV/bin/uvicorn" fastapi_gateway:app --host 127.0.0.1 --port "$GPORT" --workers 2 --log-level warning \
+    >"$WORK/gateway.log" 2>&1) &
+  GPID=$!
+  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$GPORT/docs" && break; sleep 0.1; done
+  load --emit "$WORK/gateway.tsv" --total "$N" --mix realistic
+  echo "# the FastAPI + pydantic gateway, same kind of requests" >&2
+  wrk -t2 -c64 -d"${SECONDS_PER_RUN}s" --latency -s scripts/wrk-replay.lua "http://127.0.0.1:$GPORT" -- \
+    "$WORK/gateway.tsv" load 2 | tee "$WORK/gateway.txt"
+  kill "$GPID" 2>/dev/null || true; pkill -f "fastapi_gateway:app --host 127.0.0.1 --port $GPORT" || true
+  stored_g=$(sqlite3 "$WORK/gateway.db" 'SELECT count(*) FROM calls')
+  gateway_rps=$(awk '/Requests\/sec/ {print $2}' "$WORK/gateway.txt")
+  python3 -c "import sys; a, g, n = map(float, sys.argv[1:]); print(f'gateway stored {n:.0f} calls; Airlock / FastAPI gateway: {a:.0f} / {g:.0f} requests/s = {a / g:.1f}x')" \
+    "$airlock_rps" "$gateway_rps" "$stored_g"
+fi
