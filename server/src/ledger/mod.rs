@@ -7,8 +7,9 @@
 //! budgets and the audit chain have a single, serial writer.
 //!
 //! This module is only the writer: what each command writes lives with its concern
-//! (`ingest::record`, `review::decide`, `review::grants`, `expiry`, `callbacks`) as plain
-//! functions over a [`Tx`], the writer's open transaction and in-memory state.
+//! (`ingest::record`, `review::decide`, `review::grants`, `expiry`, `callbacks`,
+//! `retention`) as plain functions over a [`Tx`], the writer's open transaction and
+//! in-memory state. `handle` holds the commands and the handle that sends them.
 
 use crate::audit::{self, Head, NewEvent};
 use crate::callbacks;
