@@ -1,5 +1,6 @@
-//! What a server function may answer instead of its result: one typed error, sent as
-//! JSON, so pages match on the kind of failure instead of parsing messages.
+//! What a server function (and the services behind it) may answer instead of its
+//! result: one typed error, sent as JSON, so pages match on the kind of failure instead
+//! of parsing messages. Internal failures carry no detail: the server logs them.
 
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
@@ -42,19 +43,6 @@ impl AppError {
             AppError::NotFound => 404,
             AppError::Internal(_) | AppError::Protocol(_) => 500,
             AppError::Unreachable => 503,
-        }
-    }
-}
-
-#[cfg(feature = "ssr")]
-impl From<super::BackendError> for AppError {
-    fn from(e: super::BackendError) -> AppError {
-        use super::BackendError as B;
-        match e {
-            B::Invalid(m) => AppError::Invalid(m),
-            B::Conflict(m) => AppError::Conflict(m),
-            B::NotFound => AppError::NotFound,
-            B::Internal(r) => AppError::Internal(r),
         }
     }
 }

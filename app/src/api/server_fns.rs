@@ -57,9 +57,9 @@ mod guard {
         Ok(user)
     }
 
-    /// A service's error as the page sees it.
-    pub fn map_err(e: crate::api::BackendError) -> AppError {
-        fail(e.into())
+    /// A service's error, answered with its HTTP status.
+    pub fn map_err(e: AppError) -> AppError {
+        fail(e)
     }
 }
 

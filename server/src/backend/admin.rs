@@ -4,7 +4,7 @@ use super::*;
 
 #[async_trait::async_trait]
 impl UserAdmin for ServerBackend {
-    async fn list_users(&self) -> Result<Vec<UserView>, BackendError> {
+    async fn list_users(&self) -> Result<Vec<UserView>, AppError> {
         users::list(&self.db).await.map_err(|e| map(e.into()))
     }
 
@@ -14,7 +14,7 @@ impl UserAdmin for ServerBackend {
         username: &str,
         password: &str,
         role: Role,
-    ) -> Result<UserView, BackendError> {
+    ) -> Result<UserView, AppError> {
         let u = people::add(
             &self.db,
             &format!("user:{}", actor.username),
@@ -29,7 +29,7 @@ impl UserAdmin for ServerBackend {
         Ok(u)
     }
 
-    async fn set_role(&self, actor: &UserView, user_id: i64, role: Role) -> Result<(), BackendError> {
+    async fn set_role(&self, actor: &UserView, user_id: i64, role: Role) -> Result<(), AppError> {
         people::set_role(&self.db, &format!("user:{}", actor.username), user_id, role)
             .await
             .map_err(map)?;
@@ -38,9 +38,9 @@ impl UserAdmin for ServerBackend {
         Ok(())
     }
 
-    async fn set_disabled(&self, actor: &UserView, user_id: i64, disabled: bool) -> Result<(), BackendError> {
+    async fn set_disabled(&self, actor: &UserView, user_id: i64, disabled: bool) -> Result<(), AppError> {
         if disabled && actor.id == user_id {
-            return Err(BackendError::Invalid("you cannot disable your own account".into()));
+            return Err(AppError::Invalid("you cannot disable your own account".into()));
         }
         people::set_disabled(&self.db, &format!("user:{}", actor.username), user_id, disabled)
             .await

@@ -4,11 +4,11 @@ use super::*;
 
 #[async_trait::async_trait]
 impl ReviewDesk for ServerBackend {
-    async fn reveal_arguments(&self, actor: &UserView, id: &str) -> Result<String, BackendError> {
+    async fn reveal_arguments(&self, actor: &UserView, id: &str) -> Result<String, AppError> {
         self.reveal(actor, id).await
     }
 
-    async fn queue(&self, q: &QueueQuery) -> Result<QueueSnapshot, BackendError> {
+    async fn queue(&self, q: &QueueQuery) -> Result<QueueSnapshot, AppError> {
         let seq = self.hub.head();
         let read = |e: sqlx::Error| internal(e, "reading the queue");
         let filter = store::queue::PendingFilter {
@@ -79,17 +79,17 @@ impl ReviewDesk for ServerBackend {
         })
     }
 
-    async fn call_detail(&self, id: &str) -> Result<CallDetail, BackendError> {
+    async fn call_detail(&self, id: &str) -> Result<CallDetail, AppError> {
         let read = |e: sqlx::Error| internal(e, "reading a call");
         let row = calls::get(&self.db, id)
             .await
             .map_err(read)?
-            .ok_or(BackendError::NotFound)?;
+            .ok_or(AppError::NotFound)?;
         let mut conn = self.db.acquire().await.map_err(read)?;
         let extras = calls::extras_in(&mut conn, id)
             .await
             .map_err(read)?
-            .ok_or(BackendError::NotFound)?;
+            .ok_or(AppError::NotFound)?;
         let approvals = reviews::approvals_in(&mut conn, id).await.map_err(read)?;
         drop(conn);
         let session = store::queue::session_recent(&self.db, &row.agent_id, &row.session_id, 20)
@@ -256,7 +256,7 @@ impl ReviewDesk for ServerBackend {
         }
     }
 
-    async fn grants(&self) -> Result<GrantList, BackendError> {
+    async fn grants(&self) -> Result<GrantList, AppError> {
         let now = store::now_ms();
         let read = |e: sqlx::Error| internal(e, "reading grants");
         let active = reviews::active_grants(&self.db, now).await.map_err(read)?;
@@ -268,9 +268,9 @@ impl ReviewDesk for ServerBackend {
         })
     }
 
-    async fn revoke_grant(&self, actor: &UserView, id: &str) -> Result<(), BackendError> {
+    async fn revoke_grant(&self, actor: &UserView, id: &str) -> Result<(), AppError> {
         if !actor.role.may(Permission::Decide) {
-            return Err(BackendError::Invalid(format!(
+            return Err(AppError::Invalid(format!(
                 "your role ({}) may not revoke grants",
                 actor.role
             )));
@@ -281,7 +281,7 @@ impl ReviewDesk for ServerBackend {
             .await
         {
             Ok(()) => Ok(()),
-            Err(ReviewError::GrantNotFound) => Err(BackendError::Conflict(
+            Err(ReviewError::GrantNotFound) => Err(AppError::Conflict(
                 "this grant is no longer active (revoked or expired)".into(),
             )),
             Err(e) => Err(internal(e, "revoking a grant")),
@@ -290,17 +290,14 @@ impl ReviewDesk for ServerBackend {
 }
 
 impl ServerBackend {
-    async fn reveal(&self, actor: &UserView, id: &str) -> Result<String, BackendError> {
+    async fn reveal(&self, actor: &UserView, id: &str) -> Result<String, AppError> {
         if !actor.role.may(Permission::RevealSecrets) {
-            return Err(BackendError::Invalid(format!(
+            return Err(AppError::Invalid(format!(
                 "your role ({}) may not see redacted values",
                 actor.role
             )));
         }
-        let row = self
-            .pending_row(id)
-            .await
-            .map_err(|e| BackendError::Conflict(refusal(e)))?;
+        let row = self.pending_row(id).await.map_err(|e| AppError::Conflict(refusal(e)))?;
         let raw: Value = serde_json::from_str(row.final_arguments.as_deref().unwrap_or(&row.arguments))
             .map_err(|e| internal(e, "reading arguments"))?;
         let masked: Vec<String> = policy::redact::redact_value(&raw)
@@ -309,7 +306,7 @@ impl ServerBackend {
             .map(|m| m.path)
             .collect();
         if masked.is_empty() {
-            return Err(BackendError::Invalid("nothing in this call is redacted".into()));
+            return Err(AppError::Invalid("nothing in this call is redacted".into()));
         }
         // On disk before anything is shown: who saw which values of which call.
         self.ledger

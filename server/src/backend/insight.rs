@@ -4,7 +4,7 @@ use super::*;
 
 #[async_trait::async_trait]
 impl Insight for ServerBackend {
-    async fn stats_summary(&self) -> Result<StatsSummary, BackendError> {
+    async fn stats_summary(&self) -> Result<StatsSummary, AppError> {
         let r = store::queue::recent(&self.db, STATS_WINDOW as i64)
             .await
             .map_err(|e| internal(e, "reading the stats"))?;
@@ -37,7 +37,7 @@ impl Insight for ServerBackend {
         })
     }
 
-    async fn audit_latest(&self, limit: u32) -> Result<AuditSummary, BackendError> {
+    async fn audit_latest(&self, limit: u32) -> Result<AuditSummary, AppError> {
         let (events, rows) = crate::audit::latest(&self.db, i64::from(limit.min(500)))
             .await
             .map_err(|e| internal(e, "reading the audit trail"))?;

@@ -14,9 +14,9 @@ use crate::store::details::CallDetails;
 use crate::store::review::{self as reviews, GrantRow};
 use crate::store::{self, users, Db};
 use app::api::{
-    AuditEventView, AuditSummary, BackendError, CallDetail, CallStatus, DecisionInput, DecisionOutcome, Facet,
-    GrantList, GrantScopeKind, GrantView, ImpactView, Insight, LiveEvent, Permission, QueueQuery, QueueSnapshot,
-    ReviewDesk, Role, SessionCall, StatsSummary, UserAdmin, UserChanged, UserView, Verdict, QUEUE_PAGE, STATS_WINDOW,
+    AppError, AuditEventView, AuditSummary, CallDetail, CallStatus, DecisionInput, DecisionOutcome, Facet, GrantList,
+    GrantScopeKind, GrantView, ImpactView, Insight, LiveEvent, Permission, QueueQuery, QueueSnapshot, ReviewDesk, Role,
+    SessionCall, StatsSummary, UserAdmin, UserChanged, UserView, Verdict, QUEUE_PAGE, STATS_WINDOW,
 };
 use policy::Policy;
 use serde_json::Value;
@@ -31,17 +31,17 @@ pub struct ServerBackend {
 }
 
 /// Log an internal error and give the person a reference to quote.
-fn internal(e: impl std::fmt::Display, what: &str) -> BackendError {
+fn internal(e: impl std::fmt::Display, what: &str) -> AppError {
     let reference = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
     tracing::error!(error = %e, reference, "{what} failed");
-    BackendError::Internal(reference)
+    AppError::Internal(reference)
 }
 
-fn map(e: UserError) -> BackendError {
+fn map(e: UserError) -> AppError {
     match e {
-        UserError::Invalid(m) => BackendError::Invalid(m),
-        UserError::Conflict(m) => BackendError::Conflict(m),
-        UserError::NotFound => BackendError::NotFound,
+        UserError::Invalid(m) => AppError::Invalid(m),
+        UserError::Conflict(m) => AppError::Conflict(m),
+        UserError::NotFound => AppError::NotFound,
         UserError::Internal(m) => internal(m, "user administration"),
     }
 }
