@@ -17,19 +17,8 @@ source scripts/lib.sh
 SECONDS_PER_RUN="${1:-10}"
 PREFILL="${2:-0}"
 command -v wrk >/dev/null || { echo "installing wrk" >&2; apt-get install -y wrk >/dev/null; }
-BIN="${AIRLOCK_BIN_DIR:-}"
-if [ -z "$BIN" ]; then
-  cargo build --release --locked -p server -p airlock-load >&2
-  BIN="$ROOT/target/release"
-fi
-WORK="$(mktemp -d)"
-trap 'kill "${PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-PORT="$(free_port)"
-bench_server_env "$WORK" "$PORT" "$WORK/site"
-SECRET="$("$BIN/airlock" agent add load | tail -n1)"
-"$BIN/airlock" serve >"$WORK/server.log" 2>&1 &
-PID=$!
-wait_ready "http://127.0.0.1:$PORT"
+bench_binaries
+start_bench_server
 load() { "$BIN/airlock-load" --url "http://127.0.0.1:$PORT" --agent load --secret "$SECRET" "$@"; }
 if [ "$PREFILL" -gt 0 ]; then
   echo "# storing $PREFILL calls first" >&2

@@ -35,3 +35,26 @@ sign_in() {
     --data-urlencode "username=$user" --data-urlencode "password=$password" \
     --data-urlencode "csrf_token=$token" "$base/login"
 }
+
+# The benchmark binaries: those in AIRLOCK_BIN_DIR (to compare builds), else a fresh
+# release build. Sets BIN.
+bench_binaries() {
+  BIN="${AIRLOCK_BIN_DIR:-}"
+  if [ -z "$BIN" ]; then
+    cargo build --release --locked -p server -p airlock-load >&2
+    BIN="$PWD/target/release"
+  fi
+}
+
+# A benchmark server from $BIN on a fresh database, removed on exit. Sets WORK, PORT,
+# SECRET (the `load` agent's) and PID.
+start_bench_server() {
+  WORK="$(mktemp -d)"
+  trap 'kill "${PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+  PORT="$(free_port)"
+  bench_server_env "$WORK" "$PORT" "$WORK/site"
+  SECRET="$("$BIN/airlock" agent add load | tail -n1)"
+  "$BIN/airlock" serve >"$WORK/server.log" 2>&1 &
+  PID=$!
+  wait_ready "http://127.0.0.1:$PORT"
+}

@@ -9,10 +9,7 @@ cd "$ROOT"
 source scripts/env.sh
 source scripts/lib.sh
 N="${1:-20000}"
-BIN="${2:-$ROOT/target/release}"
-if [ "$BIN" = "$ROOT/target/release" ]; then
-  cargo build --release --locked -p server -p airlock-load >&2
-fi
+AIRLOCK_BIN_DIR="${2:-${AIRLOCK_BIN_DIR:-}}" bench_binaries
 command -v strace >/dev/null || { echo "strace is needed (apt-get install strace)" >&2; exit 1; }
 WORK="$(mktemp -d)"
 trap 'kill "${PID:-}" "${TRACE:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
