@@ -419,6 +419,15 @@ async fn cancel_and_result_follow_the_lifecycle() {
         count(&app, "SELECT count(*) FROM audit_events WHERE kind = 'call_cancelled'").await,
         1
     );
+    // Every decision event names what made the decision.
+    assert_eq!(
+        count(
+            &app,
+            "SELECT count(*) FROM audit_events WHERE kind = 'call_cancelled' AND json_extract(data, '$.source') = 'agent'"
+        )
+        .await,
+        1
+    );
 }
 
 #[tokio::test]
@@ -437,6 +446,14 @@ async fn unanswered_calls_expire_and_waiting_agents_are_told() {
     assert_eq!(v["arguments"], Value::Null, "an expired call must not be executed");
     assert_eq!(
         count(&app, "SELECT count(*) FROM audit_events WHERE kind = 'call_expired'").await,
+        1
+    );
+    assert_eq!(
+        count(
+            &app,
+            "SELECT count(*) FROM audit_events WHERE kind = 'call_expired' AND json_extract(data, '$.source') = 'expiry'"
+        )
+        .await,
         1
     );
 }
