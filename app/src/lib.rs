@@ -68,6 +68,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/calls/:id") view=pages::review::Review ssr=SsrMode::Async/>
                     <Route path=path!("/grants") view=pages::grants::Grants ssr=SsrMode::Async/>
                     <Route path=path!("/audit") view=pages::audit::Audit ssr=SsrMode::Async/>
+                    <Route path=path!("/audit/sessions/:id") view=pages::trace::SessionTrace ssr=SsrMode::Async/>
+                    <Route path=path!("/audit/traces/:id") view=pages::trace::TraceIdTrace ssr=SsrMode::Async/>
                     <Route path=path!("/stats") view=pages::stats::Stats ssr=SsrMode::Async/>
                     <Route path=path!("/admin") view=pages::admin::Admin ssr=SsrMode::Async/>
                 </Routes>

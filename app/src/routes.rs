@@ -50,9 +50,16 @@ pub const PAGES: &[Page] = &[
 pub const PUBLIC: &[&str] = &["/login"];
 
 /// The page at `path`, if it is a dashboard page. A call's review page (`/calls/ID`)
-/// belongs to the queue: the same people may open it.
+/// belongs to the queue, a timeline (`/audit/sessions/ID`, `/audit/traces/ID`) to the
+/// audit page: the same people may open them.
 pub fn page(path: &str) -> Option<&'static Page> {
-    let path = if path.starts_with("/calls/") { "/queue" } else { path };
+    let path = if path.starts_with("/calls/") {
+        "/queue"
+    } else if path.starts_with("/audit/") {
+        "/audit"
+    } else {
+        path
+    };
     PAGES.iter().find(|p| p.path == path)
 }
 

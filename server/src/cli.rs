@@ -21,6 +21,7 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once per run
 pub enum Command {
     /// Run the server (the default).
     Serve,
@@ -83,6 +84,7 @@ pub enum AgentCommand {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once per run
 pub enum AuditCommand {
     /// Recompute the hash chain; non-zero exit and the first broken sequence number if
     /// any event was edited, inserted or deleted.
@@ -91,6 +93,45 @@ pub enum AuditCommand {
         /// earlier run), which finds events deleted from the end.
         #[arg(long)]
         expect_head: Option<String>,
+        /// A checkpoint kept elsewhere (the JSON `airlock audit checkpoint` printed): its
+        /// signature and the chain's hash at its event must match.
+        #[arg(long)]
+        checkpoint: Option<std::path::PathBuf>,
+    },
+    /// Sign the chain's head now and print the public key and the newest checkpoint as
+    /// JSON, to keep somewhere this server cannot write.
+    Checkpoint,
+    /// Write the events a search finds as JSON Lines or CSV (all of them by default).
+    Export {
+        /// Free text over the redacted events.
+        #[arg(long, default_value = "")]
+        q: String,
+        /// From: 2026-12-01, 2026-12-01T09:30, RFC 3339, or a span back from now (24h, 7d).
+        #[arg(long, default_value = "")]
+        since: String,
+        #[arg(long, default_value = "")]
+        until: String,
+        #[arg(long, default_value = "")]
+        agent: String,
+        #[arg(long, default_value = "")]
+        session: String,
+        #[arg(long, default_value = "")]
+        trace: String,
+        #[arg(long, default_value = "")]
+        tool: String,
+        #[arg(long, default_value = "")]
+        status: String,
+        #[arg(long, default_value = "")]
+        source: String,
+        #[arg(long, default_value = "")]
+        reviewer: String,
+        #[arg(long, default_value = "")]
+        kind: String,
+        #[arg(long, default_value = "jsonl", value_parser = ["jsonl", "csv"])]
+        format: String,
+        /// Write here instead of standard output.
+        #[arg(long)]
+        output: Option<std::path::PathBuf>,
     },
 }
 
@@ -158,6 +199,25 @@ pub fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A checkpoint kept elsewhere: `{"public_key": HEX, "checkpoint": {...}}`.
+fn read_checkpoint(
+    path: &std::path::Path,
+) -> Result<(ed25519_dalek::VerifyingKey, crate::audit::checkpoint::Checkpoint), String> {
+    #[derive(serde::Deserialize)]
+    struct Kept {
+        public_key: String,
+        checkpoint: crate::audit::checkpoint::Checkpoint,
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let kept: Kept = serde_json::from_str(&text).map_err(|e| format!("{}: not a checkpoint: {e}", path.display()))?;
+    let bytes: [u8; 32] = hex::decode(&kept.public_key)
+        .ok()
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| format!("{}: public_key is not 32 bytes of hex", path.display()))?;
+    let key = ed25519_dalek::VerifyingKey::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((key, kept.checkpoint))
 }
 
 /// Who the audit trail names for CLI changes: the operating-system user.
@@ -279,16 +339,31 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
             Ok(())
         }
         Command::Audit {
-            command: AuditCommand::Verify { expect_head },
+            command: AuditCommand::Verify {
+                expect_head,
+                checkpoint,
+            },
         } => {
             let db = store::connect(&config.database_url).await?;
             store::migrate(&db).await?;
+            let signer =
+                crate::audit::checkpoint::Signer::from_server_key(&ServerKey::load_or_create(&config.key_file)?);
+            let mut trusted = vec![signer.public_key()];
+            let mut extra = Vec::new();
+            if let Some(path) = checkpoint {
+                let (key, cp) = read_checkpoint(&path)?;
+                trusted.push(key);
+                extra.push(cp);
+            }
+            let check = crate::audit::checkpoint::check(&db, &trusted, &extra)
+                .await
+                .map_err(|e| e.to_string())?;
             let v = crate::audit::verify(&db).await.map_err(|e| e.to_string())?;
             db.close().await;
-            if let Some((seq, why)) = v.problem {
+            if let Some((seq, why)) = check.problem {
                 return Err(format!(
                     "audit chain broken at event {seq}: {why} ({} events before it verified)",
-                    v.events
+                    (seq - 1).max(0)
                 ));
             }
             if let Some(expected) = expect_head {
@@ -301,8 +376,94 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
                     ));
                 }
             }
-            println!("audit chain verified: {} events", v.events);
+            println!(
+                "audit chain verified: {} events, {} signed checkpoints",
+                v.events, check.checkpoints
+            );
             println!("head: {}:{}", v.head.seq, v.head.hash);
+            Ok(())
+        }
+        Command::Audit {
+            command: AuditCommand::Checkpoint,
+        } => {
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            let signer =
+                crate::audit::checkpoint::Signer::from_server_key(&ServerKey::load_or_create(&config.key_file)?);
+            crate::audit::checkpoint::sign_head(&db, &signer)
+                .await
+                .map_err(|e| e.to_string())?;
+            let latest = crate::audit::checkpoint::latest(&db).await.map_err(|e| e.to_string())?;
+            db.close().await;
+            let out = serde_json::json!({
+                "public_key": hex::encode(signer.public_key().as_bytes()),
+                "checkpoint": latest,
+            });
+            println!("{}", serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?);
+            Ok(())
+        }
+        Command::Audit {
+            command:
+                AuditCommand::Export {
+                    q,
+                    since,
+                    until,
+                    agent,
+                    session,
+                    trace,
+                    tool,
+                    status,
+                    source,
+                    reviewer,
+                    kind,
+                    format,
+                    output,
+                },
+        } => {
+            use futures::StreamExt;
+            use std::io::Write;
+            let query = app::api::AuditQuery {
+                q,
+                since,
+                until,
+                agent,
+                session,
+                trace,
+                tool,
+                status,
+                source,
+                reviewer,
+                kind,
+                sort: "oldest".into(),
+                ..Default::default()
+            };
+            let plan = crate::audit::search::plan(&query, store::now_ms())?;
+            let format = crate::audit::export::Format::parse(&format)?;
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            let index = crate::audit::index::SearchIndex::open(
+                &crate::audit::index::path_for(&config.database_url)?,
+                db.clone(),
+            )
+            .await?;
+            index
+                .catch_up()
+                .await
+                .map_err(|e| format!("indexing the audit trail: {e}"))?;
+            let mut out: Box<dyn Write> = match &output {
+                Some(p) => Box::new(std::io::BufWriter::new(
+                    std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
+                )),
+                None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+            };
+            let mut chunks = std::pin::pin!(crate::audit::export::stream(index.clone(), plan, format));
+            while let Some(chunk) = chunks.next().await {
+                out.write_all(&chunk.map_err(|e| e.to_string())?)
+                    .map_err(|e| e.to_string())?;
+            }
+            out.flush().map_err(|e| e.to_string())?;
+            index.close().await;
+            db.close().await;
             Ok(())
         }
         Command::DemoAgent { url, agent, wait } => {

@@ -65,6 +65,8 @@ pub struct Config {
     /// Days the unredacted arguments of decided calls are kept; after that only the
     /// redacted form stays (0: keep them).
     pub raw_arguments_days: u32,
+    /// Reviewers may read the audit trail (search, timelines, export) without changing it.
+    pub reviewers_read_audit: bool,
 }
 
 /// Serialisable defaults (secrets excluded from `Config`'s own Serialize).
@@ -92,6 +94,7 @@ struct Defaults {
     max_pending_per_agent: u32,
     principals: std::collections::BTreeMap<String, String>,
     raw_arguments_days: u32,
+    reviewers_read_audit: bool,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -117,6 +120,7 @@ const DEFAULTS: Defaults = Defaults {
     max_pending_per_agent: 1000,
     principals: std::collections::BTreeMap::new(),
     raw_arguments_days: 30,
+    reviewers_read_audit: false,
 };
 
 impl Config {

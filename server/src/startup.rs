@@ -109,7 +109,13 @@ impl Application {
             },
         )
         .await?;
+        let search_path = crate::audit::index::path_for(&config.database_url)?;
+        let search = crate::audit::index::SearchIndex::open(&search_path, db.clone()).await?;
+        let signer = crate::audit::checkpoint::Signer::from_server_key(&key);
         let state = AppState(Arc::new(StateParts {
+            signer,
+            search,
+            chain_check: Arc::default(),
             ledger,
             waiters,
             key,
@@ -173,6 +179,8 @@ impl Application {
     ) -> Result<(), String> {
         let state = self.state.clone();
         let housekeeping = tokio::spawn(housekeeping(state.clone()));
+        let indexer = tokio::spawn(state.search.clone().run());
+        let checkpoints = tokio::spawn(crate::audit::checkpoint::run(state.db.clone(), state.signer.clone()));
         let expiry = tokio::spawn(crate::expiry::run(state.ledger.clone()));
         let retention = tokio::spawn(crate::retention::run(
             state.ledger.clone(),
@@ -218,6 +226,13 @@ impl Application {
         expiry.abort();
         retention.abort();
         callbacks.abort();
+        indexer.abort();
+        checkpoints.abort();
+        // Sign the chain as it is left, so the next start can tell nothing changed meanwhile.
+        if let Err(e) = crate::audit::checkpoint::sign_head(&state.db, &state.signer).await {
+            tracing::warn!(error = %e, "signing the audit checkpoint at shutdown");
+        }
+        state.search.close().await;
         state.db.close().await;
         result
     }
@@ -302,6 +317,10 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
         hub: state.hub.clone(),
         ledger: state.ledger.clone(),
         policy: state.policy.clone(),
+        search: state.search.clone(),
+        chain_check: state.chain_check.clone(),
+        reviewers_read_audit: state.config.reviewers_read_audit,
+        signer: state.signer.clone(),
     });
     let services = Services {
         users: backend.clone(),
@@ -341,6 +360,8 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
         .route("/login", post(login::login))
         .route("/logout", post(login::logout))
         .route("/api/events", get(sse::events))
+        .route("/api/audit/export", get(crate::audit::http::export))
+        .route("/api/audit/checkpoint", get(crate::audit::http::checkpoint))
         .leptos_routes_with_context(&state, routes, context, {
             let opts = opts.clone();
             move || app::shell(opts.clone())

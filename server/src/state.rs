@@ -50,6 +50,12 @@ pub struct StateParts {
     pub callback_guard: Arc<UrlGuard>,
     /// Wakes the callback dispatcher when the ledger queued a delivery.
     pub callbacks_wake: Arc<tokio::sync::Notify>,
+    /// What auditors search, kept a moment behind the chain by a background task.
+    pub search: crate::audit::index::SearchIndex,
+    /// Signs checkpoints of the audit chain (a key derived from `key`).
+    pub signer: crate::audit::checkpoint::Signer,
+    /// The latest check of the audit chain (from the audit page or a scheduled run).
+    pub chain_check: Arc<std::sync::Mutex<Option<app::api::ChainCheck>>>,
 }
 
 impl FromRef<AppState> for LeptosOptions {

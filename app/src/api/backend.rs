@@ -3,9 +3,10 @@
 //! [`Services`] in the Leptos context of every request.
 
 use super::{
-    AppError, AuditSummary, CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery, QueueSnapshot, Role,
-    StatsSummary, UserView, Verdict,
+    AppError, AuditPage, AuditQuery, CallDetail, ChainCheck, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery,
+    QueueSnapshot, Role, StatsSummary, UserView, Verdict,
 };
+use super::{TraceKind, TraceView};
 use std::sync::Arc;
 
 /// A decision as a reviewer submitted it (free text not yet checked).
@@ -53,8 +54,14 @@ pub trait ReviewDesk: Send + Sync + 'static {
 #[async_trait::async_trait]
 pub trait Insight: Send + Sync + 'static {
     async fn stats_summary(&self) -> Result<StatsSummary, AppError>;
-    /// The chain's length and its `limit` latest events.
-    async fn audit_latest(&self, limit: u32) -> Result<AuditSummary, AppError>;
+    /// Whether a role may read the audit trail (auditors and admins; reviewers by config).
+    fn audit_open_to(&self, role: Role) -> bool;
+    /// One page of a search over the audit trail.
+    async fn audit_search(&self, query: &AuditQuery) -> Result<AuditPage, AppError>;
+    /// Everything recorded for one session or trace id.
+    async fn trace(&self, kind: TraceKind, id: &str) -> Result<TraceView, AppError>;
+    /// Check the whole chain and its signed checkpoints now (recorded in the trail).
+    async fn verify_chain(&self, actor: &UserView) -> Result<ChainCheck, AppError>;
 }
 
 /// The services server functions call, provided by the server in the Leptos context of

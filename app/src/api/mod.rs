@@ -1,10 +1,12 @@
 //! Types shared by server and browser, and the server functions.
 
+mod audit;
 mod error;
 mod live;
 mod model;
 pub mod server_fns;
 
+pub use audit::*;
 pub use error::*;
 pub use live::*;
 pub use model::*;

@@ -369,26 +369,6 @@ pub struct StatsSummary {
 /// How many of the most recent calls the stats page breaks down.
 pub const STATS_WINDOW: u64 = 10_000;
 
-/// One audit event as the audit page lists it: who, what, which call (no event data).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuditEventView {
-    pub seq: i64,
-    pub at_ms: i64,
-    pub kind: String,
-    pub actor: String,
-    pub call_id: Option<String>,
-    pub session_id: Option<String>,
-}
-
-/// The audit page until search exists: the chain's length and its latest events.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuditSummary {
-    /// Events in the chain (the latest sequence number: the chain has no gaps).
-    pub events: u64,
-    pub latest: Vec<AuditEventView>,
-    pub now_ms: i64,
-}
-
 #[cfg(test)]
 mod tests {
     use super::{who, QueueItem, QueueQuery};

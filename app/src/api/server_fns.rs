@@ -3,8 +3,8 @@
 //! CSRF token as its first argument (forms carry it as a hidden field) and checks it.
 
 use super::{
-    AppError, AuditSummary, CallDetail, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery, QueueSnapshot, Role,
-    SessionInfo, StatsSummary, UserView, Verdict,
+    AppError, AuditPage, AuditQuery, CallDetail, ChainCheck, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery,
+    QueueSnapshot, Role, SessionInfo, StatsSummary, TraceKind, TraceView, UserView, Verdict,
 };
 // Only the server-side bodies check permissions.
 #[cfg(feature = "ssr")]
@@ -58,6 +58,15 @@ mod guard {
     }
 
     /// A service's error, answered with its HTTP status.
+    /// Someone who may read the audit trail (their role, or reviewers by configuration).
+    pub fn require_audit() -> Result<UserView, AppError> {
+        let user = require(Permission::ReadCalls)?;
+        if !services()?.insight.audit_open_to(user.role) {
+            return Err(fail(AppError::Forbidden(user.role.to_string())));
+        }
+        Ok(user)
+    }
+
     pub fn map_err(e: AppError) -> AppError {
         fail(e)
     }
@@ -135,15 +144,37 @@ pub async fn get_stats() -> Result<StatsSummary, AppError> {
     guard::services()?.insight.stats_summary().await.map_err(guard::map_err)
 }
 
-/// The audit chain's length and latest events.
-#[server(endpoint = "audit/latest", input = GetUrl)]
-pub async fn get_audit_latest() -> Result<AuditSummary, AppError> {
-    guard::require(Permission::ReadAudit)?;
+/// One page of a search over the audit trail (the page's URL query, as is).
+#[server(endpoint = "audit/search", input = GetUrl)]
+pub async fn search_audit(#[server(default)] query: AuditQuery) -> Result<AuditPage, AppError> {
+    guard::require_audit()?;
     guard::services()?
         .insight
-        .audit_latest(50)
+        .audit_search(&query)
         .await
         .map_err(guard::map_err)
+}
+
+/// The timeline of one session (`kind` = session) or trace id.
+#[server(endpoint = "audit/trace", input = GetUrl)]
+pub async fn get_trace(kind: TraceKind, id: String) -> Result<TraceView, AppError> {
+    guard::require_audit()?;
+    guard::services()?
+        .insight
+        .trace(kind, &id)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// Check the audit chain and its signed checkpoints now.
+#[server(endpoint = "audit/verify")]
+pub async fn verify_audit(csrf_token: String) -> Result<ChainCheck, AppError> {
+    let user = guard::require_csrf(Permission::ReadCalls, &csrf_token)?;
+    let services = guard::services()?;
+    if !services.insight.audit_open_to(user.role) {
+        return Err(guard::map_err(AppError::Forbidden(user.role.to_string())));
+    }
+    services.insight.verify_chain(&user).await.map_err(guard::map_err)
 }
 
 /// One call with everything a reviewer reads before deciding.

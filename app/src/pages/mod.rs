@@ -7,3 +7,4 @@ pub mod not_found;
 pub mod queue;
 pub mod review;
 pub mod stats;
+pub mod trace;

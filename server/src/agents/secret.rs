@@ -54,9 +54,10 @@ impl std::fmt::Debug for SigningSecret {
     }
 }
 
-/// The key that seals agent secrets in the database.
+/// The key that seals agent secrets in the database; keys for other purposes (signing
+/// audit checkpoints) are derived from it, so one file outside the database holds them all.
 #[derive(Clone)]
-pub struct ServerKey(XChaCha20Poly1305);
+pub struct ServerKey(XChaCha20Poly1305, [u8; 32]);
 
 impl std::fmt::Debug for ServerKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -91,7 +92,18 @@ impl ServerKey {
     }
 
     pub fn from_bytes(key: &[u8]) -> ServerKey {
-        ServerKey(XChaCha20Poly1305::new_from_slice(key).expect("32-byte key"))
+        let mut root = [0u8; 32];
+        root.copy_from_slice(&key[..32]);
+        ServerKey(XChaCha20Poly1305::new_from_slice(key).expect("32-byte key"), root)
+    }
+
+    /// A key for one purpose: HMAC-SHA-256(server key, purpose). Knowing a derived key
+    /// tells nothing about the server key or another purpose's key.
+    pub fn derive(&self, purpose: &str) -> [u8; 32] {
+        use hmac::{KeyInit as _, Mac};
+        let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(&self.1).expect("any key length");
+        m.update(purpose.as_bytes());
+        m.finalize().into_bytes().into()
     }
 
     /// nonce (24 bytes) || ciphertext; `aad` binds the sealed secret to its agent.

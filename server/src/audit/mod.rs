@@ -12,6 +12,13 @@
 //! unchanged, so older events verify alike). Appends run inside write transactions, so
 //! they are serial (see [`append`]).
 
+pub mod checkpoint;
+pub mod export;
+pub mod http;
+pub mod index;
+pub mod search;
+pub mod trace;
+
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use sqlx::{Sqlite, SqliteConnection};
@@ -220,6 +227,15 @@ pub async fn hash_at(url: &secrecy::SecretString, seq: i64) -> Result<Option<Str
         .map_err(|e| e.to_string());
     db.close().await;
     h.map(|h| h.map(hex::encode))
+}
+
+/// The stored hash of event `seq` (hex), if it exists.
+pub async fn hash_in(db: &crate::store::Db, seq: i64) -> Result<Option<String>, sqlx::Error> {
+    let h: Option<Vec<u8>> = sqlx::query_scalar("SELECT hash FROM audit_events WHERE seq = ?")
+        .bind(seq)
+        .fetch_optional(db)
+        .await?;
+    Ok(h.map(hex::encode))
 }
 
 /// The outcome of checking the whole chain.

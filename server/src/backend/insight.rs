@@ -37,24 +37,70 @@ impl Insight for ServerBackend {
         })
     }
 
-    async fn audit_latest(&self, limit: u32) -> Result<AuditSummary, AppError> {
-        let (events, rows) = crate::audit::latest(&self.db, i64::from(limit.min(500)))
+    fn audit_open_to(&self, role: Role) -> bool {
+        role.may(Permission::ReadAudit) || (self.reviewers_read_audit && role == Role::Reviewer)
+    }
+
+    async fn audit_search(&self, query: &AuditQuery) -> Result<AuditPage, AppError> {
+        let now = store::now_ms();
+        let plan = crate::audit::search::plan(query, now).map_err(AppError::Invalid)?;
+        // Whatever was recorded before the search is in its results.
+        self.search
+            .step()
+            .await
+            .map_err(|e| internal(e, "indexing the audit trail"))?;
+        let (hits, next) = crate::audit::search::page(&self.search, &plan, crate::audit::search::PAGE)
+            .await
+            .map_err(|e| internal(e, "searching the audit trail"))?;
+        let (indexed, chain_len) = self
+            .search
+            .progress()
             .await
             .map_err(|e| internal(e, "reading the audit trail"))?;
-        Ok(AuditSummary {
-            events: events.max(0) as u64,
-            latest: rows
-                .into_iter()
-                .map(|(seq, at_ms, kind, actor, call_id, session_id)| AuditEventView {
-                    seq,
-                    at_ms,
-                    kind,
-                    actor,
-                    call_id,
-                    session_id,
-                })
-                .collect(),
-            now_ms: store::now_ms(),
+        Ok(AuditPage {
+            hits,
+            next,
+            chain_len,
+            indexed,
+            verified: self.chain_check.lock().map(|c| c.clone()).unwrap_or_default(),
+            now_ms: now,
         })
+    }
+
+    async fn trace(&self, kind: TraceKind, id: &str) -> Result<TraceView, AppError> {
+        if id.is_empty() || id.len() > 200 {
+            return Err(AppError::NotFound);
+        }
+        crate::audit::trace::build(&self.search, kind, id, store::now_ms())
+            .await
+            .map_err(|e| internal(e, "reading a timeline"))?
+            .ok_or(AppError::NotFound)
+    }
+
+    async fn verify_chain(&self, actor: &UserView) -> Result<ChainCheck, AppError> {
+        let check = crate::audit::checkpoint::check(&self.db, &[self.signer.public_key()], &[])
+            .await
+            .map_err(|e| internal(e, "verifying the audit trail"))?;
+        let ev = crate::audit::NewEvent {
+            kind: "audit_verified",
+            actor: format!("user:{}", actor.username),
+            call_id: None,
+            session_id: None,
+            data: serde_json::json!({
+                "up_to": check.up_to, "checkpoints": check.checkpoints,
+                "problem": check.problem.as_ref().map(|(seq, why)| serde_json::json!({"seq": seq, "why": why})),
+            }),
+        };
+        let mut tx = store::begin_write(&self.db)
+            .await
+            .map_err(|e| internal(e, "recording a verification"))?;
+        store::append_audit(&mut tx, store::now_ms(), &ev)
+            .await
+            .map_err(|e| internal(e, "recording a verification"))?;
+        tx.commit().await.map_err(|e| internal(e, "recording a verification"))?;
+        if let Ok(mut c) = self.chain_check.lock() {
+            *c = Some(check.clone());
+        }
+        Ok(check)
     }
 }

@@ -14,9 +14,10 @@ use crate::store::details::CallDetails;
 use crate::store::review::{self as reviews, GrantRow};
 use crate::store::{self, users, Db};
 use app::api::{
-    AppError, AuditEventView, AuditSummary, CallDetail, CallStatus, DecisionInput, DecisionOutcome, Facet, GrantList,
-    GrantScopeKind, GrantView, ImpactView, Insight, LiveEvent, Permission, QueueQuery, QueueSnapshot, ReviewDesk, Role,
-    SessionCall, StatsSummary, UserAdmin, UserChanged, UserView, Verdict, QUEUE_PAGE, STATS_WINDOW,
+    AppError, AuditPage, AuditQuery, CallDetail, CallStatus, ChainCheck, DecisionInput, DecisionOutcome, Facet,
+    GrantList, GrantScopeKind, GrantView, ImpactView, Insight, LiveEvent, Permission, QueueQuery, QueueSnapshot,
+    ReviewDesk, Role, SessionCall, StatsSummary, TraceKind, TraceView, UserAdmin, UserChanged, UserView, Verdict,
+    QUEUE_PAGE, STATS_WINDOW,
 };
 use policy::Policy;
 use serde_json::Value;
@@ -28,6 +29,10 @@ pub struct ServerBackend {
     pub hub: Arc<Hub>,
     pub ledger: Ledger,
     pub policy: Arc<Policy>,
+    pub search: crate::audit::index::SearchIndex,
+    pub chain_check: Arc<std::sync::Mutex<Option<ChainCheck>>>,
+    pub reviewers_read_audit: bool,
+    pub signer: crate::audit::checkpoint::Signer,
 }
 
 /// Log an internal error and give the person a reference to quote.

@@ -89,6 +89,11 @@ pub fn csrf_from(html: &str) -> Option<String> {
 }
 
 impl TestApp {
+    /// The directory holding the database, its search index and the key file.
+    pub fn db_dir(&self) -> &std::path::Path {
+        self._dir.path()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)
     }

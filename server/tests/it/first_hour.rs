@@ -144,17 +144,25 @@ async fn stats_and_audit_count_what_is_recorded() {
         "{html}"
     );
 
-    let a = auditor.get(&app, "/api/audit/latest").await;
-    let events = a["events"].as_u64().unwrap();
-    let latest = a["latest"].as_array().unwrap();
-    assert!(events >= 4 && latest.len() as u64 <= events, "{a}");
-    assert_eq!(latest[0]["seq"].as_u64(), Some(events), "newest first: {a}");
-    assert!(
-        latest.iter().all(|e| e.get("data").is_none()),
-        "no event data on the page: {a}"
+    let a = auditor.get(&app, "/api/audit/search").await;
+    let chain = a["chain_len"].as_i64().unwrap();
+    let hits = a["hits"].as_array().unwrap();
+    assert!(chain >= 4 && !hits.is_empty() && hits.len() as i64 <= chain, "{a}");
+    assert_eq!(
+        a["indexed"].as_i64(),
+        Some(chain),
+        "a search sees everything recorded before it: {a}"
     );
-    // Reviewers may not read the audit trail (the audit page's roles).
-    let r = rev.c.get(app.url("/api/audit/latest")).send().await.unwrap();
+    assert!(
+        hits[0]["seq"].as_i64().unwrap() >= hits[hits.len() - 1]["seq"].as_i64().unwrap(),
+        "newest first: {a}"
+    );
+    assert!(
+        hits.iter().all(|e| e.get("data").is_none()),
+        "no event data in results: {a}"
+    );
+    // Reviewers may not read the audit trail (the audit page's roles) unless configured.
+    let r = rev.c.get(app.url("/api/audit/search")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
 }
 

@@ -4,6 +4,7 @@
 mod common;
 
 mod agent_api;
+mod audit;
 mod cli;
 mod crash;
 mod first_hour;

@@ -1,0 +1,565 @@
+//! The search index: what auditors search, derived from the chain.
+//!
+//! It lives in its own SQLite file beside the database (`<name>-search.db`) and is
+//! written by a background task in batches, never on the ingest path: the ledger's
+//! write lock and its per-call pages stay as they are, and the index can be deleted at
+//! any time (it is rebuilt from the chain at the next start). One row per event holds
+//! the facts auditors filter on (agent, session, trace, tool, status, layer, rule,
+//! decision source, reviewer) and a one-line summary; an FTS5 table holds the event's
+//! redacted text. The chain stays the record: exports and traces read events from it.
+
+use serde_json::Value;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Sqlite, SqlitePool};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+/// Bumped when what is indexed changes: an index of another version is rebuilt.
+const SCHEMA_VERSION: i64 = 1;
+/// Events read and written per batch.
+const BATCH: i64 = 4000;
+/// Characters of an event's text given to full-text search.
+const MAX_TEXT: usize = 16 * 1024;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS events (
+    seq      INTEGER PRIMARY KEY,
+    at_ms    INTEGER NOT NULL,
+    kind     TEXT    NOT NULL,
+    actor    TEXT    NOT NULL,
+    agent    TEXT,
+    session  TEXT,
+    trace    TEXT,
+    call_id  TEXT,
+    tool     TEXT,
+    status   TEXT,
+    layer    TEXT,
+    rule     TEXT,
+    source   TEXT,
+    reviewer TEXT,
+    summary  TEXT    NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS events_at ON events (at_ms);
+CREATE INDEX IF NOT EXISTS events_agent ON events (agent, seq) WHERE agent IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_session ON events (session, seq) WHERE session IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_trace ON events (trace, seq) WHERE trace IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_tool ON events (tool, seq) WHERE tool IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_status ON events (status, seq) WHERE status IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_layer ON events (layer, seq) WHERE layer IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_rule ON events (rule, seq) WHERE rule IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_source ON events (source, seq) WHERE source IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_reviewer ON events (reviewer, seq) WHERE reviewer IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_kind ON events (kind, seq);
+CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5 (text, content = '', tokenize = 'unicode61 remove_diacritics 2');
+";
+
+/// The index file for a database URL: `<dir>/<name>-search.db` beside the database.
+pub fn path_for(database_url: &secrecy::SecretString) -> Result<PathBuf, String> {
+    use secrecy::ExposeSecret;
+    use std::str::FromStr;
+    let opts =
+        SqliteConnectOptions::from_str(database_url.expose_secret()).map_err(|e| format!("database_url: {e}"))?;
+    let db = opts.get_filename();
+    let stem = db.file_stem().and_then(|s| s.to_str()).unwrap_or("airlock");
+    Ok(db.with_file_name(format!("{stem}-search.db")))
+}
+
+/// The search index and the one writer that keeps it up to date.
+#[derive(Clone)]
+pub struct SearchIndex {
+    pub(crate) pool: SqlitePool,
+    chain: crate::store::Db,
+    /// One catch-up at a time (the background task, a search that wants the newest).
+    writer: Arc<Mutex<()>>,
+}
+
+impl SearchIndex {
+    /// Open (creating or rebuilding as needed) the index at `path` for the chain in `chain`.
+    pub async fn open(path: &Path, chain: crate::store::Db) -> Result<SearchIndex, String> {
+        let opts = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // Derived data: losing the last batch to a power cut only means indexing it again.
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(5));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(opts)
+            .await
+            .map_err(|e| format!("open search index {}: {e}", path.display()))?;
+        let fail = |e: sqlx::Error| format!("search index {}: {e}", path.display());
+        let version: i64 = sqlx::query_scalar("PRAGMA user_version")
+            .fetch_one(&pool)
+            .await
+            .map_err(fail)?;
+        if version != SCHEMA_VERSION {
+            sqlx::raw_sql("DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS events_fts;")
+                .execute(&pool)
+                .await
+                .map_err(fail)?;
+        }
+        sqlx::raw_sql(SCHEMA).execute(&pool).await.map_err(fail)?;
+        sqlx::raw_sql(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
+            .execute(&pool)
+            .await
+            .map_err(fail)?;
+        let index = SearchIndex {
+            pool,
+            chain,
+            writer: Arc::new(Mutex::new(())),
+        };
+        // An index ahead of its chain belongs to another database: start again.
+        let (indexed, chain_len) = index.progress().await.map_err(fail)?;
+        if indexed > chain_len {
+            sqlx::raw_sql("DELETE FROM events; DELETE FROM events_fts;")
+                .execute(&index.pool)
+                .await
+                .map_err(fail)?;
+        }
+        Ok(index)
+    }
+
+    /// The database whose chain this index follows.
+    pub fn chain(&self) -> &crate::store::Db {
+        &self.chain
+    }
+
+    /// (latest event indexed, latest event in the chain).
+    pub async fn progress(&self) -> Result<(i64, i64), sqlx::Error> {
+        let indexed: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM events")
+            .fetch_one(&self.pool)
+            .await?;
+        let chain: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM audit_events")
+            .fetch_one(&self.chain)
+            .await?;
+        Ok((indexed, chain))
+    }
+
+    /// Index one batch of events not yet indexed; answers how many.
+    pub async fn step(&self) -> Result<usize, sqlx::Error> {
+        let _one = self.writer.lock().await;
+        let after: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM events")
+            .fetch_one(&self.pool)
+            .await?;
+        type Row = (
+            i64,
+            i64,
+            String,
+            String,
+            Option<String>,
+            Option<String>,
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
+        let rows: Vec<Row> = sqlx::query_as(
+            "SELECT e.seq, e.at_ms, e.kind, e.actor, e.call_id, e.session_id, e.data, c.agent_id, c.tool, c.trace_id
+             FROM audit_events e LEFT JOIN tool_calls c ON c.id = e.call_id
+             WHERE e.seq > ? ORDER BY e.seq LIMIT ?",
+        )
+        .bind(after)
+        .bind(BATCH)
+        .fetch_all(&self.chain)
+        .await?;
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let derived: Vec<Derived> = rows
+            .into_iter()
+            .map(
+                |(seq, at_ms, kind, actor, call_id, session, data, agent, tool, trace)| {
+                    let data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
+                    derive(
+                        Event {
+                            seq,
+                            at_ms,
+                            kind,
+                            actor,
+                            call_id,
+                            session,
+                            data,
+                        },
+                        Call { agent, tool, trace },
+                    )
+                },
+            )
+            .collect();
+        let mut tx = self.pool.begin().await?;
+        for chunk in derived.chunks(500) {
+            let mut q = sqlx::QueryBuilder::<Sqlite>::new(
+                "INSERT OR IGNORE INTO events (seq, at_ms, kind, actor, agent, session, trace, call_id, tool, status,
+                 layer, rule, source, reviewer, summary) ",
+            );
+            q.push_values(chunk, |mut b, d| {
+                b.push_bind(d.seq)
+                    .push_bind(d.at_ms)
+                    .push_bind(&d.kind)
+                    .push_bind(&d.actor)
+                    .push_bind(&d.agent)
+                    .push_bind(&d.session)
+                    .push_bind(&d.trace)
+                    .push_bind(&d.call_id)
+                    .push_bind(&d.tool)
+                    .push_bind(&d.status)
+                    .push_bind(&d.layer)
+                    .push_bind(&d.rule)
+                    .push_bind(&d.source)
+                    .push_bind(&d.reviewer)
+                    .push_bind(&d.summary);
+            });
+            q.build().execute(&mut *tx).await?;
+            let mut q = sqlx::QueryBuilder::<Sqlite>::new("INSERT INTO events_fts (rowid, text) ");
+            q.push_values(chunk, |mut b, d| {
+                b.push_bind(d.seq).push_bind(&d.text);
+            });
+            q.build().execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(derived.len())
+    }
+
+    /// Index everything the chain holds now.
+    pub async fn catch_up(&self) -> Result<usize, sqlx::Error> {
+        let mut n = 0;
+        loop {
+            let k = self.step().await?;
+            n += k;
+            if k < BATCH as usize {
+                return Ok(n);
+            }
+        }
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// The background task: follow the chain a moment behind.
+    pub async fn run(self) {
+        loop {
+            match self.step().await {
+                Ok(k) if k >= BATCH as usize => continue,
+                Ok(_) => tokio::time::sleep(Duration::from_millis(300)).await,
+                Err(e) => {
+                    tracing::warn!(error = %e, "indexing the audit trail for search");
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                }
+            }
+        }
+    }
+}
+
+/// An event as stored in the chain.
+pub struct Event {
+    pub seq: i64,
+    pub at_ms: i64,
+    pub kind: String,
+    pub actor: String,
+    pub call_id: Option<String>,
+    pub session: Option<String>,
+    pub data: Value,
+}
+
+/// What the call an event belongs to says about it (the event may not repeat it).
+#[derive(Default)]
+pub struct Call {
+    pub agent: Option<String>,
+    pub tool: Option<String>,
+    pub trace: Option<String>,
+}
+
+/// One row of the index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Derived {
+    pub seq: i64,
+    pub at_ms: i64,
+    pub kind: String,
+    pub actor: String,
+    pub agent: Option<String>,
+    pub session: Option<String>,
+    pub trace: Option<String>,
+    pub call_id: Option<String>,
+    pub tool: Option<String>,
+    pub status: Option<String>,
+    pub layer: Option<String>,
+    pub rule: Option<String>,
+    pub source: Option<String>,
+    pub reviewer: Option<String>,
+    pub summary: String,
+    pub text: String,
+}
+
+fn text_at(v: &Value, path: &[&str]) -> Option<String> {
+    let mut cur = v;
+    for p in path {
+        cur = cur.get(p)?;
+    }
+    match cur {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The user name in an actor (`user:alice` → `alice`).
+fn user_of(actor: &str) -> Option<String> {
+    actor.strip_prefix("user:").map(str::to_string)
+}
+
+/// The facts, summary and searchable text of one event (pure; unit-tested).
+pub fn derive(ev: Event, call: Call) -> Derived {
+    let d = &ev.data;
+    let decision = d.get("decision").unwrap_or(&Value::Null);
+    let first = |paths: &[&[&str]]| paths.iter().find_map(|p| text_at(d, p));
+    let agent = call
+        .agent
+        .or_else(|| first(&[&["agent"]]))
+        .or_else(|| ev.actor.strip_prefix("agent:").map(str::to_string));
+    let tool = first(&[&["tool"]]).or(call.tool);
+    let trace = first(&[&["trace_id"]]).or(call.trace);
+    let status = match ev.kind.as_str() {
+        "call_received" => text_at(decision, &["status"]),
+        "call_decided" => first(&[&["status"]]),
+        "call_expired" => Some("expired".into()),
+        "call_cancelled" => Some("cancelled".into()),
+        _ => None,
+    };
+    let source = text_at(decision, &["source"]).or_else(|| first(&[&["source"]]));
+    let layer = text_at(decision, &["blocked_by"]).or_else(|| first(&[&["blocked_by"]]));
+    let rule = text_at(decision, &["rule"]).or_else(|| first(&[&["rule"]]));
+    let reviewer = user_of(&ev.actor);
+    let summary = summary(&ev, tool.as_deref(), status.as_deref(), decision);
+    let mut text = String::with_capacity(256);
+    for part in [
+        Some(ev.kind.as_str()),
+        Some(ev.actor.as_str()),
+        agent.as_deref(),
+        ev.session.as_deref(),
+        trace.as_deref(),
+        ev.call_id.as_deref(),
+        tool.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        text.push_str(part);
+        text.push(' ');
+    }
+    flatten(d, &mut text);
+    if text.len() > MAX_TEXT {
+        let mut end = MAX_TEXT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    Derived {
+        seq: ev.seq,
+        at_ms: ev.at_ms,
+        kind: ev.kind,
+        actor: ev.actor,
+        agent,
+        session: ev.session,
+        trace,
+        call_id: ev.call_id,
+        tool,
+        status,
+        layer,
+        rule,
+        source,
+        reviewer,
+        summary,
+        text,
+    }
+}
+
+/// Every key and scalar of a JSON value, space-separated (the words full-text search sees).
+fn flatten(v: &Value, out: &mut String) {
+    if out.len() > MAX_TEXT {
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                out.push_str(k);
+                out.push(' ');
+                flatten(v, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| flatten(v, out)),
+        Value::String(s) => {
+            out.push_str(s);
+            out.push(' ');
+        }
+        Value::Number(n) => {
+            out.push_str(&n.to_string());
+            out.push(' ');
+        }
+        Value::Bool(b) => {
+            out.push_str(if *b { "true " } else { "false " });
+        }
+        Value::Null => {}
+    }
+}
+
+/// One line, at most ~160 characters, saying what happened.
+fn summary(ev: &Event, tool: Option<&str>, status: Option<&str>, decision: &Value) -> String {
+    let d = &ev.data;
+    let tool = tool.unwrap_or("?");
+    let get = |k: &str| text_at(d, &[k]);
+    let line = match ev.kind.as_str() {
+        "call_received" => {
+            let why = text_at(decision, &["reason"]).unwrap_or_default();
+            format!("{tool}: {} — {why}", status.unwrap_or("?"))
+        }
+        "call_decided" => {
+            let mut s = format!("{tool}: {} by {}", status.unwrap_or("?"), who(&ev.actor));
+            if let Some(c) = get("comment").or_else(|| get("reason")) {
+                s.push_str(&format!(" — {c}"));
+            }
+            s
+        }
+        "call_approval_recorded" => format!(
+            "{tool}: approval {} of {} by {}",
+            d.get("approvals").and_then(Value::as_array).map_or(0, Vec::len),
+            get("required").unwrap_or_else(|| "?".into()),
+            who(&ev.actor)
+        ),
+        "call_modification_recorded" => format!("{tool}: arguments modified by {}", who(&ev.actor)),
+        "call_expired" => format!("{tool}: expired without a decision"),
+        "call_cancelled" => format!("{tool}: cancelled by the agent"),
+        "call_result" => {
+            let mut s = format!("{tool}: result {}", get("outcome").unwrap_or_default());
+            if let Some(ms) = get("duration_ms") {
+                s.push_str(&format!(" in {ms} ms"));
+            }
+            if let Some(sum) = get("summary") {
+                s.push_str(&format!(" — {sum}"));
+            }
+            s
+        }
+        "callback_attempt" => format!(
+            "callback attempt {}: {}",
+            get("attempt").unwrap_or_default(),
+            get("state").unwrap_or_default()
+        ),
+        "grant_created" => format!(
+            "approve-all for {} {} until {}",
+            get("scope").unwrap_or_default(),
+            get("name").unwrap_or_default(),
+            get("expires_at_ms").map_or_else(String::new, |t| crate::audit::search::rfc3339(t.parse().unwrap_or(0)))
+        ),
+        "grant_revoked" => format!(
+            "approve-all {} ended — {}",
+            get("grant_id").unwrap_or_default(),
+            get("reason").unwrap_or_default()
+        ),
+        "review_refused" => format!(
+            "{tool}: refused — {}",
+            get("reason").or_else(|| get("error")).unwrap_or_default()
+        ),
+        "policy_loaded" => format!("policy {} loaded", get("version").unwrap_or_default()),
+        other => {
+            let extra = get("username").or_else(|| get("agent")).or_else(|| get("reason"));
+            match extra {
+                Some(x) => format!("{} — {x}", other.replace('_', " ")),
+                None => other.replace('_', " "),
+            }
+        }
+    };
+    let mut line = line.replace(['\n', '\r', '\t'], " ");
+    if line.chars().count() > 160 {
+        line = line.chars().take(159).collect::<String>() + "…";
+    }
+    line
+}
+
+fn who(actor: &str) -> String {
+    actor
+        .split(", ")
+        .map(|a| a.split_once(':').map_or(a, |(_, n)| n))
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ev(kind: &str, actor: &str, data: Value) -> Event {
+        Event {
+            seq: 7,
+            at_ms: 1_000,
+            kind: kind.into(),
+            actor: actor.into(),
+            call_id: Some("tc_1".into()),
+            session: Some("s-1".into()),
+            data,
+        }
+    }
+
+    #[test]
+    fn a_received_call_is_indexed_with_its_decision() {
+        let d = derive(
+            ev(
+                "call_received",
+                "agent:bot",
+                json!({"tool": "run_command", "trace_id": "t-9", "arguments": {"command": "rm -rf /"},
+                       "decision": {"status": "denied", "blocked_by": "guard", "rule": "no-rm", "source": "policy",
+                                    "reason": "destructive command"}}),
+            ),
+            Call::default(),
+        );
+        assert_eq!(d.agent.as_deref(), Some("bot"));
+        assert_eq!(d.tool.as_deref(), Some("run_command"));
+        assert_eq!(d.trace.as_deref(), Some("t-9"));
+        assert_eq!(d.status.as_deref(), Some("denied"));
+        assert_eq!(d.layer.as_deref(), Some("guard"));
+        assert_eq!(d.rule.as_deref(), Some("no-rm"));
+        assert_eq!(d.source.as_deref(), Some("policy"));
+        assert_eq!(d.reviewer, None);
+        assert_eq!(d.summary, "run_command: denied — destructive command");
+        assert!(d.text.contains("rm -rf /") && d.text.contains("command"), "{}", d.text);
+    }
+
+    #[test]
+    fn a_reviewer_decision_names_the_reviewer_and_takes_the_call_facts_from_the_call() {
+        let d = derive(
+            ev(
+                "call_decided",
+                "user:alice",
+                json!({"status": "rejected", "source": "reviewer", "comment": "not today\nplease"}),
+            ),
+            Call {
+                agent: Some("bot".into()),
+                tool: Some("send_email".into()),
+                trace: Some("t-1".into()),
+            },
+        );
+        assert_eq!(d.reviewer.as_deref(), Some("alice"));
+        assert_eq!(d.agent.as_deref(), Some("bot"));
+        assert_eq!(d.tool.as_deref(), Some("send_email"));
+        assert_eq!(d.trace.as_deref(), Some("t-1"));
+        assert_eq!(d.status.as_deref(), Some("rejected"));
+        assert_eq!(d.summary, "send_email: rejected by alice — not today please");
+    }
+
+    #[test]
+    fn summaries_are_one_short_line() {
+        let d = derive(
+            ev(
+                "call_result",
+                "agent:bot",
+                json!({"tool": "t", "outcome": "ok", "summary": "x".repeat(500)}),
+            ),
+            Call::default(),
+        );
+        assert!(d.summary.chars().count() <= 160);
+        assert!(!d.summary.contains('\n'));
+    }
+}
