@@ -68,6 +68,12 @@ pub fn pages_for(role: Role) -> impl Iterator<Item = &'static Page> {
     PAGES.iter().filter(move |p| p.allows(role))
 }
 
+/// Whether this person may open the page: their role's right, or the audit pages when the
+/// configuration opens the trail to their role (`reads_audit`, from the server).
+pub fn opens(page: &Page, role: Role, reads_audit: bool) -> bool {
+    page.allows(role) || (page.path == "/audit" && reads_audit)
+}
+
 /// Where a user lands after signing in.
 pub fn home_for(role: Role) -> &'static str {
     pages_for(role).next().map_or("/", |p| p.path)

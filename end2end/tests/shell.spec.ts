@@ -43,9 +43,9 @@ test('navigation follows the role', async ({ browser }) => {
 test('client-side navigation works and a forbidden page says so', async ({ page }) => {
   await signIn(page, USERS.auditor);
   await hydrated(page);
-  await page.getByRole('link', { name: 'Audit' }).click();
+  await page.getByRole('link', { name: 'Audit', exact: true }).click();
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Audit');
-  await expect(page.getByRole('link', { name: 'Audit' })).toHaveAttribute('aria-current', 'page');
+  await expect(page.getByRole('link', { name: 'Audit', exact: true })).toHaveAttribute('aria-current', 'page');
   const r = await page.goto('/admin');
   expect(r?.status()).toBe(403);
   await expect(page.getByRole('heading', { name: 'Not allowed' })).toBeVisible();

@@ -112,7 +112,9 @@ impl Application {
         let search_path = crate::audit::index::path_for(&config.database_url)?;
         let search = crate::audit::index::SearchIndex::open(&search_path, db.clone()).await?;
         let signer = crate::audit::checkpoint::Signer::from_server_key(&key);
+        let fingerprints = crate::audit::fingerprint::Fingerprinter::from_server_key(&key);
         let state = AppState(Arc::new(StateParts {
+            fingerprints,
             signer,
             search,
             chain_check: Arc::default(),
@@ -321,6 +323,7 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
         chain_check: state.chain_check.clone(),
         reviewers_read_audit: state.config.reviewers_read_audit,
         signer: state.signer.clone(),
+        fingerprints: state.fingerprints.clone(),
     });
     let services = Services {
         users: backend.clone(),

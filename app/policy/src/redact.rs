@@ -11,7 +11,9 @@
 //!   is replaced.
 //!
 //! A masked value reads `[redacted: <kind>]`; the report lists the JSON Pointer and
-//! kind of everything masked (never the value).
+//! kind of everything masked (never the value). With a fingerprint function (the server
+//! passes a keyed HMAC), the report also holds each masked value's fingerprint, so a
+//! value can later be recognised ("was this token ever sent?") without being stored.
 
 use regex::{Regex, RegexSet};
 use serde::Serialize;
@@ -30,6 +32,37 @@ pub struct Masked {
 pub struct Redacted<T> {
     pub value: T,
     pub masked: Vec<Masked>,
+    /// Fingerprints of the masked values (empty without a fingerprint function), each once.
+    pub fingerprints: Vec<String>,
+}
+
+/// Turns a masked value into its fingerprint (a keyed hash; never the value itself).
+pub type Fingerprint<'f> = &'f dyn Fn(&str) -> String;
+
+/// What a redaction collects besides the redacted value.
+struct Out<'f> {
+    masked: Vec<Masked>,
+    fingerprint: Option<Fingerprint<'f>>,
+    fingerprints: Vec<String>,
+}
+
+impl Out<'_> {
+    fn secret(&mut self, value: &str) {
+        if let Some(f) = self.fingerprint {
+            let p = f(value);
+            if !self.fingerprints.contains(&p) {
+                self.fingerprints.push(p);
+            }
+        }
+    }
+
+    fn finish<T>(self, value: T) -> Redacted<T> {
+        Redacted {
+            value,
+            masked: self.masked,
+            fingerprints: self.fingerprints,
+        }
+    }
 }
 
 pub fn marker(kind: &str) -> String {
@@ -286,7 +319,7 @@ fn is_high_entropy(s: &str) -> bool {
 }
 
 /// Redact secrets inside free text. Returns the input unchanged (borrowed) when clean.
-fn redact_str<'a>(s: &'a str, path: &str, masked: &mut Vec<Masked>) -> Cow<'a, str> {
+fn redact_str<'a>(s: &'a str, path: &str, out: &mut Out<'_>) -> Cow<'a, str> {
     let (set, rules) = &*RULES;
     let hits = set.matches(s);
     if !hits.matched_any() {
@@ -296,6 +329,8 @@ fn redact_str<'a>(s: &'a str, path: &str, masked: &mut Vec<Masked>) -> Cow<'a, s
     for i in hits.iter() {
         let rule = &rules[i];
         let mut hit = false;
+        let mut found: Vec<String> = Vec::new();
+        let keep = out.fingerprint.is_some();
         let replaced = rule.re.replace_all(&cur, |c: &regex::Captures| {
             let whole = c.get(0).map_or("", |m| m.as_str());
             let Some(target) = c.get(rule.group) else {
@@ -305,33 +340,62 @@ fn redact_str<'a>(s: &'a str, path: &str, masked: &mut Vec<Masked>) -> Cow<'a, s
                 return whole.to_string();
             }
             hit = true;
+            if keep {
+                found.push(target.as_str().to_string());
+            }
             let start = target.start() - c.get(0).map_or(0, |m| m.start());
             let end = start + target.len();
             format!("{}{}{}", &whole[..start], marker(rule.kind), &whole[end..])
         });
         if hit {
-            masked.push(Masked {
+            out.masked.push(Masked {
                 path: path.to_string(),
                 kind: rule.kind,
             });
+            for f in &found {
+                out.secret(f);
+                // "Bearer <token>": the token alone is what leaks elsewhere.
+                if let Some((_, credential)) = f.rsplit_once(char::is_whitespace) {
+                    out.secret(credential);
+                }
+            }
             cur = Cow::Owned(replaced.into_owned());
         }
     }
     cur
 }
 
+fn out(fingerprint: Option<Fingerprint<'_>>) -> Out<'_> {
+    Out {
+        masked: Vec::new(),
+        fingerprint,
+        fingerprints: Vec::new(),
+    }
+}
+
 /// Redact free text (plan, reason, result summaries, log lines).
 pub fn redact_text(s: &str) -> Redacted<String> {
-    let mut masked = Vec::new();
-    let value = redact_str(s, "", &mut masked).into_owned();
-    Redacted { value, masked }
+    redact_text_keyed(s, None)
+}
+
+/// [`redact_text`], with the fingerprints of what was masked.
+pub fn redact_text_keyed(s: &str, fingerprint: Option<Fingerprint<'_>>) -> Redacted<String> {
+    let mut o = out(fingerprint);
+    let value = redact_str(s, "", &mut o).into_owned();
+    o.finish(value)
 }
 
 /// Redact a JSON value (arguments, context).
 pub fn redact_value(v: &Value) -> Redacted<Value> {
-    let mut masked = Vec::new();
-    let value = walk(v, &mut String::new(), None, &mut masked);
-    Redacted { value, masked }
+    redact_value_keyed(v, None)
+}
+
+/// [`redact_value`], with the fingerprints of what was masked (a whole value masked for
+/// its key is fingerprinted as its text, or its JSON when it is not a string).
+pub fn redact_value_keyed(v: &Value, fingerprint: Option<Fingerprint<'_>>) -> Redacted<Value> {
+    let mut o = out(fingerprint);
+    let value = walk(v, &mut String::new(), None, &mut o);
+    o.finish(value)
 }
 
 fn escape_pointer(k: &str) -> Cow<'_, str> {
@@ -343,37 +407,42 @@ fn escape_pointer(k: &str) -> Cow<'_, str> {
 }
 
 /// `secret_strings`: a contains-rule kind inherited from an enclosing key.
-fn walk(v: &Value, path: &mut String, secret_strings: Option<&'static str>, masked: &mut Vec<Masked>) -> Value {
+fn walk(v: &Value, path: &mut String, secret_strings: Option<&'static str>, out: &mut Out<'_>) -> Value {
     match v {
         Value::String(s) => {
             if let Some(kind) = secret_strings {
-                masked.push(Masked {
+                out.masked.push(Masked {
                     path: path.clone(),
                     kind,
                 });
+                out.secret(s);
                 return Value::String(marker(kind));
             }
-            Value::String(redact_str(s, path, masked).into_owned())
+            Value::String(redact_str(s, path, out).into_owned())
         }
         Value::Object(m) => {
-            let mut out = Map::with_capacity(m.len());
+            let mut map = Map::with_capacity(m.len());
             for (k, child) in m {
                 let len = path.len();
                 path.push('/');
                 path.push_str(&escape_pointer(k));
                 let value = if let Some(kind) = exact_key_kind(k) {
-                    masked.push(Masked {
+                    out.masked.push(Masked {
                         path: path.clone(),
                         kind,
                     });
+                    match child {
+                        Value::String(s) => out.secret(s),
+                        other => out.secret(&other.to_string()),
+                    }
                     Value::String(marker(kind))
                 } else {
-                    walk(child, path, key_kind(k).or(secret_strings), masked)
+                    walk(child, path, key_kind(k).or(secret_strings), out)
                 };
                 path.truncate(len);
-                out.insert(k.clone(), value);
+                map.insert(k.clone(), value);
             }
-            Value::Object(out)
+            Value::Object(map)
         }
         Value::Array(a) => Value::Array(
             a.iter()
@@ -382,7 +451,7 @@ fn walk(v: &Value, path: &mut String, secret_strings: Option<&'static str>, mask
                     let len = path.len();
                     path.push('/');
                     path.push_str(&i.to_string());
-                    let r = walk(x, path, secret_strings, masked);
+                    let r = walk(x, path, secret_strings, out);
                     path.truncate(len);
                     r
                 })
@@ -396,6 +465,25 @@ fn walk(v: &Value, path: &mut String, secret_strings: Option<&'static str>, mask
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn masked_values_are_fingerprinted_once_each_and_only_when_asked() {
+        let token = format!("ghp_{}", "a1B2".repeat(9));
+        let v = json!({"password": "hunter2", "db": {"password": 1234},
+                       "note": format!("use {token} or {token}"), "path": "notes.md"});
+        let fp = |s: &str| format!("fp:{s}");
+        let r = redact_value_keyed(&v, Some(&fp));
+        assert_eq!(r.fingerprints, ["fp:1234", &format!("fp:{token}"), "fp:hunter2"]);
+        assert_eq!(r.value, redact_value(&v).value, "fingerprints change nothing else");
+        assert!(redact_value(&v).fingerprints.is_empty());
+        let t = redact_text_keyed(&format!("Authorization: Bearer {token}"), Some(&fp));
+        assert_eq!(
+            t.fingerprints,
+            [format!("fp:Bearer {token}"), format!("fp:{token}")],
+            "{t:?}"
+        );
+        assert!(!t.value.contains(&token));
+    }
 
     fn kinds(r: &Redacted<Value>) -> Vec<(&str, &str)> {
         r.masked.iter().map(|m| (m.path.as_str(), m.kind)).collect()

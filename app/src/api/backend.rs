@@ -60,6 +60,9 @@ pub trait Insight: Send + Sync + 'static {
     async fn audit_search(&self, query: &AuditQuery) -> Result<AuditPage, AppError>;
     /// Everything recorded for one session or trace id.
     async fn trace(&self, kind: TraceKind, id: &str) -> Result<TraceView, AppError>;
+    /// The fingerprint the trail records for a secret value, to search for where it was
+    /// sent (the lookup is recorded; the value is not).
+    async fn secret_fingerprint(&self, actor: &UserView, value: &str) -> Result<String, AppError>;
     /// Check the whole chain and its signed checkpoints now (recorded in the trail).
     async fn verify_chain(&self, actor: &UserView) -> Result<ChainCheck, AppError>;
 }

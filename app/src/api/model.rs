@@ -89,6 +89,9 @@ pub struct UserView {
 pub struct SessionInfo {
     pub user: Option<UserView>,
     pub csrf_token: String,
+    /// May read the audit trail: the role's right, or reviewers by configuration.
+    #[serde(default)]
+    pub reads_audit: bool,
 }
 
 /// Put into request extensions by the server's auth middleware.

@@ -83,9 +83,15 @@ pub async fn get_session() -> Result<SessionInfo, AppError> {
 #[cfg(feature = "ssr")]
 pub fn session_from_request() -> SessionInfo {
     let a = guard::auth();
+    let reads_audit = a.user.as_ref().is_some_and(|u| {
+        guard::services()
+            .map(|s| s.insight.audit_open_to(u.role))
+            .unwrap_or_else(|_| u.role.may(Permission::ReadAudit))
+    });
     SessionInfo {
         user: a.user,
         csrf_token: a.csrf_token.unwrap_or_default(),
+        reads_audit,
     }
 }
 
@@ -162,6 +168,22 @@ pub async fn get_trace(kind: TraceKind, id: String) -> Result<TraceView, AppErro
     guard::services()?
         .insight
         .trace(kind, &id)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// The fingerprint of a secret value (a leaked token, say): the trail records one for
+/// every value it redacted, so searching for it shows where the value was sent.
+#[server(endpoint = "audit/secret")]
+pub async fn look_up_secret(csrf_token: String, value: String) -> Result<String, AppError> {
+    let user = guard::require_csrf(Permission::ReadCalls, &csrf_token)?;
+    let services = guard::services()?;
+    if !services.insight.audit_open_to(user.role) {
+        return Err(guard::map_err(AppError::Forbidden(user.role.to_string())));
+    }
+    services
+        .insight
+        .secret_fingerprint(&user, &value)
         .await
         .map_err(guard::map_err)
 }

@@ -82,7 +82,10 @@ fn Header(children: Children) -> impl IntoView {
 #[component]
 fn SignedInBar(role: Role, username: String, csrf_token: String) -> impl IntoView {
     let location = use_location();
-    let links = routes::pages_for(role)
+    let reads_audit = use_session().reads_audit;
+    let links = routes::PAGES
+        .iter()
+        .filter(|p| routes::opens(p, role, reads_audit))
         .map(|p| {
             let path = p.path;
             let current = move || (location.pathname.get() == path).then_some("page");
@@ -176,7 +179,7 @@ pub fn Guarded(path: &'static str, children: ChildrenFn) -> impl IntoView {
             }
             .into_any()
         }
-        Some(u) if page.is_some_and(|p| !p.allows(u.role)) => {
+        Some(u) if page.is_some_and(|p| !routes::opens(p, u.role, use_session().reads_audit)) => {
             set_status(403);
             view! {
                 <section class="card narrow">

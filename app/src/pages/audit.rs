@@ -4,7 +4,8 @@
 //! trace's timeline; the same search can be exported, and the chain verified from here.
 
 use crate::api::{
-    error_text, search_audit, who, AuditHit, AuditPage, AuditQuery, ChainCheck, SessionInfo, VerifyAudit, CSRF_FIELD,
+    error_text, search_audit, who, AuditHit, AuditPage, AuditQuery, ChainCheck, LookUpSecret, SessionInfo, VerifyAudit,
+    CSRF_FIELD,
 };
 use crate::components::clock::{span, utc};
 use crate::components::shell::{use_session, Guarded};
@@ -39,9 +40,32 @@ fn AuditLoader() -> impl IntoView {
         })
     });
     let verify = ServerAction::<VerifyAudit>::new();
+    let lookup = ServerAction::<LookUpSecret>::new();
     let page = Resource::new(move || (query.get(), verify.version().get()), |(q, _)| search_audit(q));
+    // A looked-up secret becomes a search for its fingerprint (never for the value).
+    let navigate = leptos_router::hooks::use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok(fp)) = lookup.value().get() {
+            navigate(&format!("/audit?q={fp}"), Default::default());
+        }
+    });
+    let lookup_csrf = csrf.clone();
     view! {
         <SearchForm query=query.get_untracked()/>
+        <details class="card secret-lookup">
+            <summary>"Was a secret ever sent? Look it up"</summary>
+            <p class="muted small">
+                "The trail keeps a keyed fingerprint of every value it redacted, never the value. "
+                "Paste a leaked token or password to find every call that carried it; the lookup is recorded, the value is not."
+            </p>
+            <ActionForm action=lookup attr:class="search-row" attr:data-testid="secret-lookup">
+                <input type="hidden" name=CSRF_FIELD value=lookup_csrf/>
+                <label for="secret-value" class="sr-only">"Secret value"</label>
+                <input id="secret-value" name="value" type="password" autocomplete="off" required maxlength="4096" placeholder="secret value"/>
+                <button type="submit">"Look up"</button>
+            </ActionForm>
+            {move || lookup.value().get().and_then(Result::err).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
+        </details>
         <Transition fallback=|| view! { <p class="muted">"Searching…"</p> }>
             {move || {
                 let csrf = csrf.clone();
@@ -187,6 +211,7 @@ fn Results(page: AuditPage, query: AuditQuery, csrf: String, verify: ServerActio
     let count = match (page.hits.len(), query.narrowed()) {
         (0, true) => "No event matches this search.".to_string(),
         (0, false) => "The trail holds no events yet.".to_string(),
+        (1, _) => "Showing 1 event.".to_string(),
         (n, _) if page.next.is_some() => format!("Showing {n} events; more on the next page."),
         (n, _) => format!("Showing {n} events."),
     };

@@ -23,7 +23,7 @@ pub fn Grants() -> impl IntoView {
 
 #[component]
 fn GrantsBody() -> impl IntoView {
-    let SessionInfo { user, csrf_token } = use_session();
+    let SessionInfo { user, csrf_token, .. } = use_session();
     let csrf = StoredValue::new(csrf_token);
     let can_revoke = user.is_some_and(|u| u.role.can_decide());
     let revoke = ServerAction::<RevokeGrant>::new();

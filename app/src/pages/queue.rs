@@ -28,7 +28,9 @@ pub fn Queue() -> impl IntoView {
 
 #[component]
 fn QueueLoader() -> impl IntoView {
-    let SessionInfo { user, csrf_token: csrf } = use_session();
+    let SessionInfo {
+        user, csrf_token: csrf, ..
+    } = use_session();
     let can_decide = user.is_some_and(|u| u.role.can_decide());
     let params = leptos_router::hooks::use_query_map();
     let query = Memo::new(move |_| {

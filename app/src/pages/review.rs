@@ -27,7 +27,9 @@ pub fn Review() -> impl IntoView {
 fn ReviewLoader() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
-    let SessionInfo { user, csrf_token: csrf } = use_session();
+    let SessionInfo {
+        user, csrf_token: csrf, ..
+    } = use_session();
     let can_decide = user.as_ref().is_some_and(|u| u.role.can_decide());
     // Revealing is for retyping a secret into a modification: people who decide and may see secrets.
     let can_reveal = user

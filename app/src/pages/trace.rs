@@ -117,6 +117,7 @@ fn agents_text(agents: &[String]) -> String {
 #[component]
 fn CallEntry(c: TraceCall, now: i64) -> impl IntoView {
     let decided = match (c.source.as_deref(), c.decided_by.as_deref()) {
+        _ if c.pending => "held for review by the policy".to_string(),
         (_, Some("policy")) | (Some("policy"), None) => "by the policy".to_string(),
         (Some("grant"), by) => format!("by {}", by.unwrap_or("an approve-all grant")),
         (_, Some(by)) => format!("by {}", who(by)),

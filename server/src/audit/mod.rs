@@ -14,6 +14,7 @@
 
 pub mod checkpoint;
 pub mod export;
+pub mod fingerprint;
 pub mod http;
 pub mod index;
 pub mod search;

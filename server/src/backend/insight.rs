@@ -77,6 +77,27 @@ impl Insight for ServerBackend {
             .ok_or(AppError::NotFound)
     }
 
+    async fn secret_fingerprint(&self, actor: &UserView, value: &str) -> Result<String, AppError> {
+        if value.is_empty() || value.len() > 4096 {
+            return Err(AppError::Invalid("give the secret value (at most 4096 bytes)".into()));
+        }
+        let fingerprint = self.fingerprints.of(value);
+        let ev = crate::audit::NewEvent {
+            kind: "secret_looked_up",
+            actor: format!("user:{}", actor.username),
+            call_id: None,
+            session_id: None,
+            data: serde_json::json!({"fingerprint": fingerprint}),
+        };
+        let recorded = async {
+            let mut tx = store::begin_write(&self.db).await?;
+            store::append_audit(&mut tx, store::now_ms(), &ev).await?;
+            tx.commit().await
+        };
+        recorded.await.map_err(|e| internal(e, "recording a secret lookup"))?;
+        Ok(fingerprint)
+    }
+
     async fn verify_chain(&self, actor: &UserView) -> Result<ChainCheck, AppError> {
         let check = crate::audit::checkpoint::check(&self.db, &[self.signer.public_key()], &[])
             .await

@@ -33,6 +33,7 @@ pub struct ServerBackend {
     pub chain_check: Arc<std::sync::Mutex<Option<ChainCheck>>>,
     pub reviewers_read_audit: bool,
     pub signer: crate::audit::checkpoint::Signer,
+    pub fingerprints: crate::audit::fingerprint::Fingerprinter,
 }
 
 /// Log an internal error and give the person a reference to quote.

@@ -114,7 +114,7 @@ pub async fn propose(State(state): State<AppState>, req: SignedRequest<Webhook>)
         }
     };
     let job = IngestJob {
-        redacted: RedactedProposal::of(&proposal),
+        redacted: RedactedProposal::of(&proposal, &state.fingerprints),
         agent: req.agent.to_string(),
         message_id: req.message_id,
         body_sha256: req.body_sha256,

@@ -36,17 +36,44 @@ pub struct RedactedProposal {
     pub context: Option<String>,
     pub reason: Option<String>,
     pub plan: Option<String>,
+    /// Fingerprints of every masked value (see `audit::fingerprint`).
+    pub fingerprints: Vec<String>,
 }
 
 impl RedactedProposal {
-    pub fn of(p: &Proposal) -> RedactedProposal {
-        let args = policy::redact::redact_value(&p.arguments);
+    pub fn of(p: &Proposal, prints: &crate::audit::fingerprint::Fingerprinter) -> RedactedProposal {
+        use policy::redact::{redact_text_keyed, redact_value_keyed};
+        let fp = |s: &str| prints.of(s);
+        let fp: policy::redact::Fingerprint<'_> = &fp;
+        let args = redact_value_keyed(&p.arguments, Some(fp));
+        let mut fingerprints = args.fingerprints;
+        let mut keep = |more: Vec<String>| {
+            for f in more {
+                if !fingerprints.contains(&f) {
+                    fingerprints.push(f);
+                }
+            }
+        };
+        let context = (!p.context.is_null()).then(|| {
+            let r = redact_value_keyed(&p.context, Some(fp));
+            keep(r.fingerprints);
+            r.value.to_string()
+        });
+        let mut text = |t: &Option<String>| {
+            t.as_deref().map(|t| {
+                let r = redact_text_keyed(t, Some(fp));
+                keep(r.fingerprints);
+                r.value
+            })
+        };
+        let (reason, plan) = (text(&p.reason), text(&p.plan));
         RedactedProposal {
             arguments: args.value,
             masked: args.masked,
-            context: (!p.context.is_null()).then(|| policy::redact::redact_value(&p.context).value.to_string()),
-            reason: p.reason.as_deref().map(|r| policy::redact::redact_text(r).value),
-            plan: p.plan.as_deref().map(|r| policy::redact::redact_text(r).value),
+            context,
+            reason,
+            plan,
+            fingerprints,
         }
     }
 }
@@ -288,7 +315,7 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
         // every call, and the chain hashes whatever data is stored.
         data: audit::compact(json!({
             "tool": p.tool, "server": p.server, "trace_id": p.trace_id, "turn_id": p.turn_id,
-            "arguments": redacted.arguments, "masked": redacted.masked,
+            "arguments": redacted.arguments, "masked": redacted.masked, "fingerprints": redacted.fingerprints,
             "reason": redacted.reason, "plan": redacted.plan,
             "on_behalf_of": p.on_behalf_of, "message_id": job.message_id,
             "decision": {

@@ -464,6 +464,13 @@ async fn reviewers_read_the_trail_only_when_configured() {
     assert!(!seqs(&p).is_empty());
     let r = rev.c.get(app.url("/api/audit/export")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
+    let r = rev.c.get(app.url("/audit")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let html = r.text().await.unwrap();
+    assert!(
+        html.contains("data-testid=\"audit-status\"") && html.contains("href=\"/audit\""),
+        "page and link"
+    );
     app.stop().await.unwrap();
 }
 
@@ -508,6 +515,33 @@ async fn planted_secrets_reach_no_index_export_timeline_or_page() {
         assert!(!out.contains("PLANTED"), "no part of a secret: {out}");
     }
     assert!(outputs[2].contains("[redacted"), "the export says what was masked");
+
+    // A leaked value can be looked up: its fingerprint finds the call that carried it.
+    let look_up = |value: &'static str| {
+        let (c, token) = (auditor.c.clone(), auditor.token.clone());
+        let url = app.url("/api/audit/secret");
+        async move {
+            let r = c
+                .post(url)
+                .form(&[("csrf_token", token.as_str()), ("value", value)])
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), StatusCode::OK);
+            r.json::<String>().await.unwrap()
+        }
+    };
+    for s in secrets {
+        let fp = look_up(s).await;
+        assert!(fp.starts_with("sfp"), "{fp}");
+        let p = search(&auditor, &app, &[("q", &fp), ("kind", "call_received")]).await;
+        assert_eq!(field(&p, "session"), ["leaky"], "{s}: {p}");
+    }
+    let fp = look_up("ghp_NEVERSENTx1y2z3A4B5C6D7E8F9G0H1I2J3K4L5").await;
+    let p = search(&auditor, &app, &[("q", &fp), ("kind", "call_received")]).await;
+    assert!(seqs(&p).is_empty(), "{p}");
+    let p = search(&auditor, &app, &[("kind", "secret_looked_up")]).await;
+    assert_eq!(seqs(&p).len(), secrets.len() + 1, "every lookup is recorded: {p}");
     let index = std::fs::read_dir(app.db_dir())
         .unwrap()
         .map(|e| e.unwrap().path())
