@@ -20,6 +20,8 @@ use tokio::sync::Notify;
 pub struct Dispatcher {
     pub db: Db,
     pub key: agents::ServerKey,
+    /// Opens sealed arguments for the payload (`store::sealed`).
+    pub sealer: crate::store::sealed::Sealer,
     pub ledger: Ledger,
     pub wake: Arc<Notify>,
     /// Checks every resolved address (built with `resolve = true`).
@@ -161,7 +163,8 @@ impl Dispatcher {
             .map_err(|e| e.to_string())?
             .ok_or("the agent is gone")?;
         let secret = creds.secrets.first().ok_or("the agent has no valid secret")?;
-        let body = serde_json::json!({"type": "tool_call.decided", "data": view::call_view(&row)}).to_string();
+        let body =
+            serde_json::json!({"type": "tool_call.decided", "data": view::call_view(&row, &self.sealer)}).to_string();
         let msg_id = format!("cb_{}_{}", row.id, row.decided_at_ms.unwrap_or(0));
         let ts = (store::now_ms() / 1000).to_string();
         let sig = signature::sign(secret, &msg_id, &ts, body.as_bytes());

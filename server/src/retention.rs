@@ -52,7 +52,8 @@ pub async fn purge(tx: &mut Tx<'_>, before_ms: i64) -> Result<usize, sqlx::Error
             continue; // Nothing secret was found in it: nothing to purge.
         }
         let final_redacted = r.final_arguments.as_deref().map(|f| {
-            let v: serde_json::Value = serde_json::from_str(f).unwrap_or(serde_json::Value::Null);
+            let raw = tx.state.settings.sealer.open(f, &r.agent_id).unwrap_or_default();
+            let v: serde_json::Value = serde_json::from_str(&raw).unwrap_or(serde_json::Value::Null);
             policy::redact::redact_value(&v).value.to_string()
         });
         calls::purge_raw(tx.conn, r.rowid, final_redacted.as_deref()).await?;

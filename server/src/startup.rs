@@ -100,6 +100,7 @@ impl Application {
                 callbacks: callbacks_wake.clone(),
             },
             ledger::Settings {
+                sealer: crate::store::sealed::Sealer::from_server_key(&key),
                 max_pending_per_agent: config.max_pending_per_agent,
                 principals: config
                     .principals
@@ -113,8 +114,10 @@ impl Application {
         let search = crate::audit::index::SearchIndex::open(&search_path, db.clone()).await?;
         let signer = crate::audit::checkpoint::Signer::from_server_key(&key);
         let fingerprints = crate::audit::fingerprint::Fingerprinter::from_server_key(&key);
+        let sealer = crate::store::sealed::Sealer::from_server_key(&key);
         let state = AppState(Arc::new(StateParts {
             fingerprints,
+            sealer,
             signer,
             search,
             chain_check: Arc::default(),
@@ -192,6 +195,7 @@ impl Application {
             Dispatcher {
                 db: state.db.clone(),
                 key: state.key.clone(),
+                sealer: state.sealer.clone(),
                 ledger: state.ledger.clone(),
                 wake: state.callbacks_wake.clone(),
                 guard: Arc::new(callback_guard(true)?),
@@ -324,6 +328,7 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
         reviewers_read_audit: state.config.reviewers_read_audit,
         signer: state.signer.clone(),
         fingerprints: state.fingerprints.clone(),
+        sealer: state.sealer.clone(),
     });
     let services = Services {
         users: backend.clone(),

@@ -52,6 +52,8 @@ pub struct StateParts {
     pub callbacks_wake: Arc<tokio::sync::Notify>,
     /// What auditors search, kept a moment behind the chain by a background task.
     pub search: crate::audit::index::SearchIndex,
+    /// Seals raw arguments that held a secret (`store::sealed`).
+    pub sealer: crate::store::sealed::Sealer,
     /// Fingerprints redacted values (a key derived from `key`).
     pub fingerprints: crate::audit::fingerprint::Fingerprinter,
     /// Signs checkpoints of the audit chain (a key derived from `key`).

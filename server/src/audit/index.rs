@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 
 /// Bumped when what is indexed changes: an index of another version is rebuilt.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 /// Events read and written per batch.
 const BATCH: i64 = 4000;
 /// Characters of an event's text given to full-text search.
@@ -52,6 +52,11 @@ CREATE INDEX IF NOT EXISTS events_rule ON events (rule, seq) WHERE rule IS NOT N
 CREATE INDEX IF NOT EXISTS events_source ON events (source, seq) WHERE source IS NOT NULL;
 CREATE INDEX IF NOT EXISTS events_reviewer ON events (reviewer, seq) WHERE reviewer IS NOT NULL;
 CREATE INDEX IF NOT EXISTS events_kind ON events (kind, seq);
+CREATE TABLE IF NOT EXISTS indexed_head (
+    id    INTEGER PRIMARY KEY CHECK (id = 1),
+    seq   INTEGER NOT NULL,
+    hash  BLOB    NOT NULL
+) STRICT;
 CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5 (text, content = '', tokenize = 'unicode61 remove_diacritics 2');
 ";
 
@@ -96,10 +101,12 @@ impl SearchIndex {
             .await
             .map_err(fail)?;
         if version != SCHEMA_VERSION {
-            sqlx::raw_sql("DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS events_fts;")
-                .execute(&pool)
-                .await
-                .map_err(fail)?;
+            sqlx::raw_sql(
+                "DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS events_fts; DROP TABLE IF EXISTS indexed_head;",
+            )
+            .execute(&pool)
+            .await
+            .map_err(fail)?;
         }
         sqlx::raw_sql(SCHEMA).execute(&pool).await.map_err(fail)?;
         sqlx::raw_sql(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
@@ -111,10 +118,22 @@ impl SearchIndex {
             chain,
             writer: Arc::new(Mutex::new(())),
         };
-        // An index ahead of its chain belongs to another database: start again.
-        let (indexed, chain_len) = index.progress().await.map_err(fail)?;
-        if indexed > chain_len {
-            sqlx::raw_sql("DELETE FROM events; DELETE FROM events_fts;")
+        // An index that does not end where the chain has the same event (another database,
+        // a restored backup) is not this chain's: start again.
+        let head: Option<(i64, Vec<u8>)> = sqlx::query_as("SELECT seq, hash FROM indexed_head")
+            .fetch_optional(&index.pool)
+            .await
+            .map_err(fail)?;
+        let same = match &head {
+            None => true,
+            Some((seq, hash)) => super::hash_in(&index.chain, *seq).await.map_err(fail)? == Some(hex::encode(hash)),
+        };
+        if !same {
+            tracing::warn!(index = %path.display(), "the search index does not match the audit chain; rebuilding it");
+            // A contentless FTS5 table is emptied with its 'delete-all' command.
+            sqlx::raw_sql(
+                "DELETE FROM events; INSERT INTO events_fts (events_fts) VALUES ('delete-all'); DELETE FROM indexed_head;",
+            )
                 .execute(&index.pool)
                 .await
                 .map_err(fail)?;
@@ -155,9 +174,11 @@ impl SearchIndex {
             Option<String>,
             Option<String>,
             Option<String>,
+            Vec<u8>,
         );
         let rows: Vec<Row> = sqlx::query_as(
-            "SELECT e.seq, e.at_ms, e.kind, e.actor, e.call_id, e.session_id, e.data, c.agent_id, c.tool, c.trace_id
+            "SELECT e.seq, e.at_ms, e.kind, e.actor, e.call_id, e.session_id, e.data, c.agent_id, c.tool, c.trace_id,
+                    e.hash
              FROM audit_events e LEFT JOIN tool_calls c ON c.id = e.call_id
              WHERE e.seq > ? ORDER BY e.seq LIMIT ?",
         )
@@ -165,13 +186,13 @@ impl SearchIndex {
         .bind(BATCH)
         .fetch_all(&self.chain)
         .await?;
-        if rows.is_empty() {
+        let Some(last) = rows.last().map(|r| (r.0, r.10.clone())) else {
             return Ok(0);
-        }
+        };
         let derived: Vec<Derived> = rows
             .into_iter()
             .map(
-                |(seq, at_ms, kind, actor, call_id, session, data, agent, tool, trace)| {
+                |(seq, at_ms, kind, actor, call_id, session, data, agent, tool, trace, _)| {
                     let data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
                     derive(
                         Event {
@@ -218,6 +239,11 @@ impl SearchIndex {
             });
             q.build().execute(&mut *tx).await?;
         }
+        sqlx::query("INSERT OR REPLACE INTO indexed_head (id, seq, hash) VALUES (1, ?, ?)")
+            .bind(last.0)
+            .bind(last.1)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(derived.len())
     }

@@ -84,7 +84,8 @@ impl ReviewDesk for ServerBackend {
         let row = calls::get(&self.db, id)
             .await
             .map_err(read)?
-            .ok_or(AppError::NotFound)?;
+            .ok_or(AppError::NotFound)?
+            .unsealed(&self.sealer);
         let mut conn = self.db.acquire().await.map_err(read)?;
         let extras = calls::extras_in(&mut conn, id)
             .await
@@ -408,7 +409,8 @@ impl ServerBackend {
         let row = calls::get(&self.db, id)
             .await
             .map_err(|_| ReviewError::Unavailable)?
-            .ok_or(ReviewError::NotFound)?;
+            .ok_or(ReviewError::NotFound)?
+            .unsealed(&self.sealer);
         if row.status != CallStatus::Pending {
             return Err(ReviewError::AlreadyDecided {
                 by: row.decided_by.unwrap_or_else(|| "the policy".into()),

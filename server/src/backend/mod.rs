@@ -34,6 +34,7 @@ pub struct ServerBackend {
     pub reviewers_read_audit: bool,
     pub signer: crate::audit::checkpoint::Signer,
     pub fingerprints: crate::audit::fingerprint::Fingerprinter,
+    pub sealer: crate::store::sealed::Sealer,
 }
 
 /// Log an internal error and give the person a reference to quote.

@@ -55,8 +55,8 @@ fn json_response(status: StatusCode, body: String, replay: bool) -> Response {
     r
 }
 
-fn call_response(row: &calls::CallRow) -> Response {
-    json_response(StatusCode::OK, view::call_view(row).to_json(), false)
+fn call_response(state: &AppState, row: &calls::CallRow) -> Response {
+    json_response(StatusCode::OK, view::call_view(row, &state.sealer).to_json(), false)
 }
 
 /// `POST /api/v1/tool-calls`: propose a tool call; the decision is in the body.
@@ -113,8 +113,13 @@ pub async fn propose(State(state): State<AppState>, req: SignedRequest<Webhook>)
                 .map_err(|_| ApiError::from(LedgerError::Unavailable))?
         }
     };
+    let redacted = RedactedProposal::of(&proposal, &state.fingerprints);
+    // Arguments that held a secret are stored sealed (`store::sealed`).
+    let sealed_arguments =
+        (!redacted.masked.is_empty()).then(|| state.sealer.seal(&proposal.arguments.to_string(), agent));
     let job = IngestJob {
-        redacted: RedactedProposal::of(&proposal, &state.fingerprints),
+        redacted,
+        sealed_arguments,
         agent: req.agent.to_string(),
         message_id: req.message_id,
         body_sha256: req.body_sha256,
@@ -184,7 +189,7 @@ pub async fn get_call(
     notified.as_mut().enable();
     let row = own_call(&state, &req, &id).await?;
     if row.status != CallStatus::Pending || wait == 0 {
-        return Ok(call_response(&row));
+        return Ok(call_response(&state, &row));
     }
     let deadline = Duration::from_secs(wait);
     let mut stopping = state.hub.shutdown_signal();
@@ -194,7 +199,7 @@ pub async fn get_call(
         _ = stopping.wait_for(|s| *s) => {}
     }
     let row = own_call(&state, &req, &id).await?;
-    Ok(call_response(&row))
+    Ok(call_response(&state, &row))
 }
 
 /// A call of this agent; another agent's call is reported as not found.
@@ -227,7 +232,7 @@ pub async fn cancel(
     req: SignedRequest,
 ) -> Result<Response, ApiError> {
     let row = state.ledger.cancel(req.agent.as_str(), &id).await?;
-    Ok(call_response(&row))
+    Ok(call_response(&state, &row))
 }
 
 /// `POST /api/v1/tool-calls/{id}/result`: what happened when the agent executed it.
@@ -259,5 +264,5 @@ pub async fn result(
     let v = policy::parse_strict(&req.body, limits)?;
     let outcome = Outcome::from_json(&v).map_err(|(code, message)| ApiError::InvalidBody { code, message })?;
     let row = state.ledger.report(req.agent.as_str(), &id, outcome).await?;
-    Ok(call_response(&row))
+    Ok(call_response(&state, &row))
 }

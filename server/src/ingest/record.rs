@@ -25,6 +25,8 @@ pub struct IngestJob {
     pub message_id: String,
     pub body_sha256: [u8; 32],
     pub proposal: Proposal,
+    /// The raw arguments sealed, when redaction masked something (`store::sealed`).
+    pub sealed_arguments: Option<String>,
     pub facts: Facts,
     pub received_at_ms: i64,
 }
@@ -158,7 +160,7 @@ pub async fn ingest(
             .map(|m| {
                 (
                     (m.row.agent_id.clone(), m.message_id),
-                    (m.body_sha256, call_view(&m.row).to_json()),
+                    (m.body_sha256, call_view(&m.row, &tx.state.settings.sealer).to_json()),
                 )
             })
             .collect();
@@ -301,7 +303,7 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
         result_outcome: None,
         pinned: (!d.pinned.is_empty()).then(|| json!(d.pinned).to_string()),
     };
-    let response = call_view(&row).to_json();
+    let response = call_view(&row, &state.settings.sealer).to_json();
     let source = match d.source {
         policy::Source::Policy => DecisionSource::Policy,
         policy::Source::Grant => DecisionSource::Grant,
@@ -352,8 +354,9 @@ impl Prepared {
             trace_id: p.trace_id.as_deref(),
             tool: &p.tool,
             server: p.server.as_deref(),
-            arguments: &r.arguments,
-            arguments_redacted: (r.arguments_redacted != r.arguments).then_some(r.arguments_redacted.as_str()),
+            arguments: job.sealed_arguments.as_deref().unwrap_or(&r.arguments),
+            arguments_redacted: (job.sealed_arguments.is_some() || r.arguments_redacted != r.arguments)
+                .then_some(r.arguments_redacted.as_str()),
             agent_reason: job.redacted.reason.as_deref(),
             plan: job.redacted.plan.as_deref(),
             on_behalf_of: p.on_behalf_of.as_deref(),

@@ -84,16 +84,21 @@ impl ToolCall {
 
 /// `arguments` is present only when the agent may execute: the reviewer's version for
 /// `modified`, otherwise what the agent proposed; `null` for everything else.
-pub fn call_view(row: &CallRow) -> ToolCall {
+/// Stored arguments are opened with `sealer` (see `store::sealed`).
+pub fn call_view(row: &CallRow, sealer: &crate::store::sealed::Sealer) -> ToolCall {
+    let open = |stored: &str| match sealer.open(stored, &row.agent_id) {
+        Ok(text) => serde_json::from_str(&text).unwrap_or(Value::Null),
+        Err(e) => {
+            tracing::error!(call = %row.id, error = %e, "sealed arguments");
+            Value::Null
+        }
+    };
     let arguments = if !row.status.executable() {
         Value::Null
     } else if row.status == CallStatus::Modified {
-        row.final_arguments
-            .as_deref()
-            .and_then(|a| serde_json::from_str(a).ok())
-            .unwrap_or(Value::Null)
+        row.final_arguments.as_deref().map_or(Value::Null, open)
     } else {
-        serde_json::from_str(&row.arguments).unwrap_or(Value::Null)
+        open(&row.arguments)
     };
     ToolCall {
         id: row.id.clone(),
@@ -160,11 +165,12 @@ mod tests {
             result_outcome: None,
             pinned: None,
         };
-        assert_eq!(call_view(&row).pinned, json!([]));
+        let sealer = crate::store::sealed::Sealer::from_server_key(&crate::agents::ServerKey::from_bytes(&[1u8; 32]));
+        assert_eq!(call_view(&row, &sealer).pinned, json!([]));
         let pinned = json!([{"host": "example.com", "url": "https://example.com/", "port": 443,
                              "addresses": ["93.184.215.14"]}]);
         row.pinned = Some(pinned.to_string());
-        assert_eq!(call_view(&row).pinned, pinned);
+        assert_eq!(call_view(&row, &sealer).pinned, pinned);
     }
 
     #[test]

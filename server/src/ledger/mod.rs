@@ -93,12 +93,14 @@ pub struct Effects {
 }
 
 /// Rules the ledger enforces beyond the policy.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// Held calls one agent may have waiting at once (0: no cap).
     pub max_pending_per_agent: u32,
     /// `on_behalf_of` principal (lower-case) → user name (lower-case).
     pub principals: HashMap<String, String>,
+    /// Seals raw arguments that held a secret, and opens them (`store::sealed`).
+    pub sealer: crate::store::sealed::Sealer,
 }
 
 impl Settings {

@@ -69,7 +69,8 @@ pub async fn review(tx: &mut Tx<'_>, r: &Review) -> Result<Result<Reviewed, Revi
             reviews::clear_approvals(tx.conn, &row.id).await?;
             reviews::add_approval(tx.conn, &row.id, &r.reviewer, now).await?;
             approvals = vec![r.reviewer.clone()];
-            let before = row.final_arguments.as_deref().unwrap_or(&row.arguments);
+            let opened = row.clone().unsealed(&tx.state.settings.sealer);
+            let before = opened.final_arguments.as_deref().unwrap_or(&opened.arguments);
             let data = json!({
                 "comment": comment,
                 "original": policy::redact::redact_value(&serde_json::from_str::<Value>(before).unwrap_or(Value::Null)).value,
@@ -82,7 +83,7 @@ pub async fn review(tx: &mut Tx<'_>, r: &Review) -> Result<Result<Reviewed, Revi
                 calls::hold_modified(
                     tx.conn,
                     &row.id,
-                    &arguments.to_string(),
+                    &stored_final(tx, &row, arguments),
                     m.required,
                     d.blocked_by.map(|l| l.as_str()),
                     d.rule.as_deref(),
@@ -120,7 +121,12 @@ pub async fn review(tx: &mut Tx<'_>, r: &Review) -> Result<Result<Reviewed, Revi
                 }));
             }
             calls::set_details(tx.conn, &row.id, &m.details, m.pinned.as_deref()).await?;
-            (CallStatus::Modified, comment.clone(), Some(arguments.to_string()), data)
+            (
+                CallStatus::Modified,
+                comment.clone(),
+                Some(stored_final(tx, &row, arguments)),
+                data,
+            )
         }
         Action::Approve { grant } => {
             if recorded.contains(&r.reviewer) {
@@ -220,6 +226,18 @@ pub async fn review(tx: &mut Tx<'_>, r: &Review) -> Result<Result<Reviewed, Revi
         approvers_required: row.approvers_required,
         grant_id,
     }))
+}
+
+/// A modification as stored: sealed when it carries a secret (one the reviewer kept or
+/// was allowed to retype), like the agent's own arguments (`store::sealed`).
+fn stored_final(tx: &Tx<'_>, row: &CallRow, arguments: &Value) -> String {
+    let raw = arguments.to_string();
+    let redacted = policy::redact::redact_value(arguments).value.to_string();
+    tx.state
+        .settings
+        .sealer
+        .seal_if_secret(&raw, &redacted, &row.agent_id)
+        .unwrap_or(raw)
 }
 
 /// Judge a reviewer's modification on every layer, as if the agent had sent it, and

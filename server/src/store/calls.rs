@@ -43,6 +43,25 @@ pub struct CallRow {
     pub pinned: Option<String>,
 }
 
+impl CallRow {
+    /// The row with its raw arguments (and a modification's) opened when sealed (see
+    /// `store::sealed`). A value that cannot be opened reads as `null` and is logged.
+    pub fn unsealed(mut self, sealer: &super::sealed::Sealer) -> CallRow {
+        let open = |stored: &str| match sealer.open(stored, &self.agent_id) {
+            Ok(text) => text.into_owned(),
+            Err(e) => {
+                tracing::error!(call = %self.id, error = %e, "sealed arguments");
+                "null".to_string()
+            }
+        };
+        let arguments = open(&self.arguments);
+        let final_arguments = self.final_arguments.as_deref().map(open);
+        self.arguments = arguments;
+        self.final_arguments = final_arguments;
+        self
+    }
+}
+
 impl<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> for CallRow {
     fn from_row(row: &'r sqlx::sqlite::SqliteRow) -> Result<CallRow, sqlx::Error> {
         use sqlx::Row;
@@ -408,6 +427,7 @@ pub async fn set_details(
 #[derive(Debug, sqlx::FromRow)]
 pub struct Retained {
     pub rowid: i64,
+    pub agent_id: String,
     pub created_at_ms: i64,
     pub pending: bool,
     pub arguments_redacted: Option<String>,
@@ -421,7 +441,7 @@ pub async fn retention_batch(
     limit: i64,
 ) -> Result<Vec<Retained>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT rowid, created_at_ms, status = 'pending' AS pending, arguments_redacted, final_arguments
+        "SELECT rowid, agent_id, created_at_ms, status = 'pending' AS pending, arguments_redacted, final_arguments
          FROM tool_calls WHERE rowid > ? ORDER BY rowid LIMIT ?",
     )
     .bind(after_rowid)

@@ -8,6 +8,7 @@ pub mod calls;
 pub mod details;
 pub mod queue;
 pub mod review;
+pub mod sealed;
 pub mod sessions;
 pub mod usage;
 pub mod users;

@@ -630,22 +630,32 @@ async fn raw_arguments_of_old_decided_calls_are_purged_and_the_chain_still_verif
                 .unwrap()
         }
     };
+    // Kept raw arguments are sealed at rest: never the secret in the database itself.
+    let stored = raw(recent["id"].as_str().unwrap().into()).await;
+    assert!(stored.starts_with("sealed:v1:") && !stored.contains(secret), "{stored}");
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
-        if !raw(old["id"].as_str().unwrap().into()).await.contains(secret) {
+        if raw(old["id"].as_str().unwrap().into()).await.contains("[redacted") {
             break;
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "the old call's secret was not purged"
+            "the old call's raw arguments were not purged"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(raw(old["id"].as_str().unwrap().into()).await.contains("[redacted"));
+    // The agent still reads the recent call as it sent it; the old one only redacted.
+    let agent = crate::common::TestAgent {
+        base: format!("http://{}", app.addr),
+        ..agent
+    };
+    let (_, v) = agent.get(recent["id"].as_str().unwrap(), 0).await;
     assert!(
-        raw(recent["id"].as_str().unwrap().into()).await.contains(secret),
-        "recent calls keep theirs"
+        v["arguments"]["query"].as_str().unwrap().contains(secret),
+        "recent calls keep theirs: {v}"
     );
+    let (_, v) = agent.get(old["id"].as_str().unwrap(), 0).await;
+    assert!(!v.to_string().contains(secret), "{v}");
     assert_eq!(
         count(
             &app,

@@ -495,6 +495,10 @@ async fn planted_secrets_reach_no_index_export_timeline_or_page() {
     .await;
     let alice = reviewer(&app, "alice", Role::Reviewer).await;
     assert_eq!(alice.decide(&app, &id, &[("verdict", "approve")]).await["ok"], true);
+    // The agent still gets exactly what it proposed (sealed at rest, opened for it).
+    let (s, v) = bot.get(&id, 0).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(v["arguments"]["body"].as_str().unwrap().contains(secrets[0]), "{v}");
     let auditor = reviewer(&app, "audrey", Role::Auditor).await;
     let mut outputs = Vec::new();
     outputs.push(search(&auditor, &app, &[("q", "PLANTED")]).await.to_string());
@@ -542,13 +546,15 @@ async fn planted_secrets_reach_no_index_export_timeline_or_page() {
     assert!(seqs(&p).is_empty(), "{p}");
     let p = search(&auditor, &app, &[("kind", "secret_looked_up")]).await;
     assert_eq!(seqs(&p).len(), secrets.len() + 1, "every lookup is recorded: {p}");
-    let index = std::fs::read_dir(app.db_dir())
+    // Every file the server keeps: the database and its WAL (raw arguments that held a
+    // secret are sealed), the search index and its WAL.
+    let files = std::fs::read_dir(app.db_dir())
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().contains("-search.db"))
+        .filter(|p| p.to_string_lossy().contains(".db"))
         .collect::<Vec<_>>();
-    assert!(!index.is_empty());
-    for f in index {
+    assert!(files.len() >= 3, "{files:?}");
+    for f in files {
         let bytes = std::fs::read(&f).unwrap();
         assert!(
             !bytes.windows(7).any(|w| w == b"PLANTED"),
@@ -661,4 +667,32 @@ async fn rewrite_from(db: &server::store::Db, from: i64) {
             .unwrap();
         prev = hash;
     }
+}
+
+#[tokio::test]
+async fn an_index_that_no_longer_matches_its_chain_is_rebuilt() {
+    let app = spawn_app().await;
+    history(&app).await;
+    let auditor = reviewer(&app, "audrey", Role::Auditor).await;
+    let before = search(&auditor, &app, &[("q", "rewritten")]).await;
+    assert!(seqs(&before).is_empty());
+    // The database is replaced by one whose history differs (a restored backup, say).
+    rewrite_from(&app.db, 2).await;
+    let path = app.db_dir().join("airlock-search.db");
+    let index = server::audit::index::SearchIndex::open(&path, app.db.clone())
+        .await
+        .unwrap();
+    index.catch_up().await.unwrap();
+    let plan = server::audit::search::plan(
+        &app::api::AuditQuery {
+            q: "rewritten".into(),
+            ..Default::default()
+        },
+        server::store::now_ms(),
+    )
+    .unwrap();
+    let (hits, _) = server::audit::search::page(&index, &plan, 50).await.unwrap();
+    assert_eq!(hits.iter().map(|h| h.seq).collect::<Vec<_>>(), [2], "{hits:?}");
+    index.close().await;
+    app.stop().await.unwrap();
 }

@@ -206,7 +206,10 @@ async fn generate(db: &server::store::Db, total: u64, sessions: usize, vocab: &[
             }
         }
         let chained: Vec<audit::Chained<'_>> = batch.iter().map(|(t, ev)| audit::chain(&mut head, *t, ev)).collect();
-        audit::insert_many(&mut tx, &chained).await.map_err(|e| e.to_string())?;
+        // SQLite takes at most 32,766 bound values per statement: 1,000 events of 8.
+        for part in chained.chunks(1000) {
+            audit::insert_many(&mut tx, part).await.map_err(|e| e.to_string())?;
+        }
         tx.commit().await.map_err(|e| e.to_string())?;
         written += chained.len() as u64;
     }
