@@ -329,6 +329,10 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
         signer: state.signer.clone(),
         fingerprints: state.fingerprints.clone(),
         sealer: state.sealer.clone(),
+        lookups: Arc::new(governor::RateLimiter::keyed(
+            governor::Quota::per_minute(std::num::NonZeroU32::new(10).expect("non-zero"))
+                .allow_burst(std::num::NonZeroU32::new(10).expect("non-zero")),
+        )),
     });
     let services = Services {
         users: backend.clone(),

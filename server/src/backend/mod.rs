@@ -35,6 +35,9 @@ pub struct ServerBackend {
     pub signer: crate::audit::checkpoint::Signer,
     pub fingerprints: crate::audit::fingerprint::Fingerprinter,
     pub sealer: crate::store::sealed::Sealer,
+    /// Secret lookups per user: each answers whether a guessed value was ever sent, so
+    /// they are few (a burst of 10, then one every 6 s) as well as audited.
+    pub lookups: Arc<governor::DefaultKeyedRateLimiter<String>>,
 }
 
 /// Log an internal error and give the person a reference to quote.

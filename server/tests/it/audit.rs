@@ -546,6 +546,19 @@ async fn planted_secrets_reach_no_index_export_timeline_or_page() {
     assert!(seqs(&p).is_empty(), "{p}");
     let p = search(&auditor, &app, &[("kind", "secret_looked_up")]).await;
     assert_eq!(seqs(&p).len(), secrets.len() + 1, "every lookup is recorded: {p}");
+    // Lookups answer guesses, so they are few: a burst of ten per person.
+    for _ in secrets.len() + 1..10 {
+        look_up("another guess").await;
+    }
+    let r = auditor
+        .c
+        .post(app.url("/api/audit/secret"))
+        .form(&[("csrf_token", auditor.token.as_str()), ("value", "one guess too many")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(r.text().await.unwrap().contains("too many secret lookups"));
     // Every file the server keeps: the database and its WAL (raw arguments that held a
     // secret are sealed), the search index and its WAL.
     let files = std::fs::read_dir(app.db_dir())
