@@ -7,7 +7,28 @@ use super::index::SearchIndex;
 use super::search::{rfc3339, select, Plan};
 use axum::body::Bytes;
 use futures::Stream;
-use serde_json::{json, Value};
+use serde::Serialize;
+
+/// A JSON Lines row before its `data` and `hash` (appended as stored).
+#[derive(Serialize)]
+struct Line<'a> {
+    seq: i64,
+    at: String,
+    at_ms: i64,
+    kind: &'a str,
+    actor: &'a str,
+    agent: Option<&'a str>,
+    session: Option<&'a str>,
+    trace: Option<&'a str>,
+    call_id: Option<&'a str>,
+    tool: Option<&'a str>,
+    status: Option<&'a str>,
+    source: Option<&'a str>,
+    layer: Option<&'a str>,
+    rule: Option<&'a str>,
+    reviewer: Option<&'a str>,
+    summary: &'a str,
+}
 
 /// Rows read per step.
 const CHUNK: i64 = 1000;
@@ -58,29 +79,38 @@ pub fn neutralise(cell: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The export of everything a plan matches, in its order.
+/// The export of everything a plan matches, in its order. Reading runs in its own task,
+/// at most two chunks ahead of the writing (so the database and the encoding work at the
+/// same time, and memory stays bounded); it stops when the reader goes away.
 pub fn stream(index: SearchIndex, plan: Plan, format: Format) -> impl Stream<Item = Result<Bytes, std::io::Error>> {
     let header = (format == Format::Csv).then(|| {
         let mut w = csv::Writer::from_writer(Vec::new());
         let _ = w.write_record(COLUMNS);
         Bytes::from(w.into_inner().unwrap_or_default())
     });
-    let start = futures::stream::iter(header.map(Ok));
-    let pages = futures::stream::try_unfold(Some(plan), move |plan| {
-        let index = index.clone();
-        async move {
-            let Some(mut plan) = plan else { return Ok(None) };
-            let (bytes, last) = chunk(&index, &plan, format).await.map_err(std::io::Error::other)?;
-            match last {
-                Some(seq) => {
-                    plan.after = Some(seq);
-                    Ok(Some((bytes, Some(plan))))
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Chunk, sqlx::Error>>(2);
+    tokio::spawn(async move {
+        let mut plan = plan;
+        loop {
+            match fetch(&index, &plan).await {
+                Ok(Some(chunk)) => {
+                    plan.after = chunk.rows.last().map(|r| r.0);
+                    if tx.send(Ok(chunk)).await.is_err() {
+                        return; // the reader went away
+                    }
                 }
-                None => Ok(None),
+                Ok(None) => return,
+                Err(e) => {
+                    let _ = tx.send(Err(e)).await;
+                    return;
+                }
             }
         }
     });
-    futures::StreamExt::chain(start, pages)
+    let body = futures::StreamExt::map(tokio_stream::wrappers::ReceiverStream::new(rx), move |chunk| {
+        chunk.and_then(|c| render(c, format)).map_err(std::io::Error::other)
+    });
+    futures::StreamExt::chain(futures::stream::iter(header.map(Ok)), body)
 }
 
 type Row = (
@@ -101,25 +131,44 @@ type Row = (
     String,
 );
 
-/// One step: the next rows after the plan's cursor, rendered; and the last sequence
-/// number (None when nothing was left).
-async fn chunk(index: &SearchIndex, plan: &Plan, format: Format) -> Result<(Bytes, Option<i64>), sqlx::Error> {
+/// The next rows after the plan's cursor, with their data and hash from the chain.
+struct Chunk {
+    rows: Vec<Row>,
+    records: std::collections::HashMap<i64, (String, Vec<u8>)>,
+}
+
+async fn fetch(index: &SearchIndex, plan: &Plan) -> Result<Option<Chunk>, sqlx::Error> {
     if plan.nothing {
-        return Ok((Bytes::new(), None));
+        return Ok(None);
     }
     let rows: Vec<Row> = select(plan, CHUNK).build_query_as().fetch_all(&index.pool).await?;
-    let Some(last) = rows.last().map(|r| r.0) else {
-        return Ok((Bytes::new(), None));
+    let (Some(first), Some(last)) = (rows.first().map(|r| r.0), rows.last().map(|r| r.0)) else {
+        return Ok(None);
     };
-    let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new("SELECT seq, data, hash FROM audit_events WHERE seq IN (");
-    let mut sep = q.separated(", ");
-    for r in &rows {
-        sep.push_bind(r.0);
-    }
-    q.push(")");
-    let records: Vec<(i64, String, Vec<u8>)> = q.build_query_as().fetch_all(index.chain()).await?;
-    let records: std::collections::HashMap<i64, (String, Vec<u8>)> =
-        records.into_iter().map(|(s, d, h)| (s, (d, h))).collect();
+    let (lo, hi) = (first.min(last), first.max(last));
+    // Dense results (a time range, a busy filter) read the chain as one range.
+    let records: Vec<(i64, String, Vec<u8>)> = if hi - lo < 4 * rows.len() as i64 {
+        sqlx::query_as("SELECT seq, data, hash FROM audit_events WHERE seq BETWEEN ? AND ?")
+            .bind(lo)
+            .bind(hi)
+            .fetch_all(index.chain())
+            .await?
+    } else {
+        let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new("SELECT seq, data, hash FROM audit_events WHERE seq IN (");
+        let mut sep = q.separated(", ");
+        for r in &rows {
+            sep.push_bind(r.0);
+        }
+        q.push(")");
+        q.build_query_as().fetch_all(index.chain()).await?
+    };
+    let records = records.into_iter().map(|(s, d, h)| (s, (d, h))).collect();
+    Ok(Some(Chunk { rows, records }))
+}
+
+/// One chunk in the export's format.
+fn render(chunk: Chunk, format: Format) -> Result<Bytes, sqlx::Error> {
+    let Chunk { rows, records } = chunk;
     let mut out = Vec::with_capacity(rows.len() * 600);
     let mut csv = (format == Format::Csv).then(|| csv::Writer::from_writer(Vec::new()));
     for r in rows {
@@ -128,14 +177,32 @@ async fn chunk(index: &SearchIndex, plan: &Plan, format: Format) -> Result<(Byte
             .map_or(("null", String::new()), |(d, h)| (d.as_str(), hex::encode(h)));
         match &mut csv {
             None => {
-                let data: Value = serde_json::from_str(data).unwrap_or(Value::Null);
-                let line = json!({
-                    "seq": r.0, "at": rfc3339(r.1), "at_ms": r.1, "kind": r.2, "actor": r.3, "agent": r.4,
-                    "session": r.5, "trace": r.6, "call_id": r.7, "tool": r.8, "status": r.9, "source": r.10,
-                    "layer": r.11, "rule": r.12, "reviewer": r.13, "summary": r.14, "data": data, "hash": hash,
-                });
+                // The stored data is canonical JSON already: written as is, not re-parsed.
+                let line = Line {
+                    seq: r.0,
+                    at: rfc3339(r.1),
+                    at_ms: r.1,
+                    kind: &r.2,
+                    actor: &r.3,
+                    agent: r.4.as_deref(),
+                    session: r.5.as_deref(),
+                    trace: r.6.as_deref(),
+                    call_id: r.7.as_deref(),
+                    tool: r.8.as_deref(),
+                    status: r.9.as_deref(),
+                    source: r.10.as_deref(),
+                    layer: r.11.as_deref(),
+                    rule: r.12.as_deref(),
+                    reviewer: r.13.as_deref(),
+                    summary: &r.14,
+                };
                 serde_json::to_writer(&mut out, &line).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-                out.push(b'\n');
+                out.pop(); // the closing brace: data and hash follow
+                out.extend_from_slice(b",\"data\":");
+                out.extend_from_slice(data.as_bytes());
+                out.extend_from_slice(b",\"hash\":\"");
+                out.extend_from_slice(hash.as_bytes());
+                out.extend_from_slice(b"\"}\n");
             }
             Some(w) => {
                 let (seq, at, at_ms) = (r.0.to_string(), rfc3339(r.1), r.1.to_string());
@@ -160,8 +227,11 @@ async fn chunk(index: &SearchIndex, plan: &Plan, format: Format) -> Result<(Byte
                     data.to_string(),
                     hash,
                 ];
-                w.write_record(cells.iter().map(|c| neutralise(c).into_owned()))
-                    .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+                let fail = |e: csv::Error| sqlx::Error::Decode(Box::new(e));
+                for c in &cells {
+                    w.write_field(neutralise(c).as_bytes()).map_err(fail)?;
+                }
+                w.write_record(std::iter::empty::<&[u8]>()).map_err(fail)?;
             }
         }
     }
@@ -170,7 +240,7 @@ async fn chunk(index: &SearchIndex, plan: &Plan, format: Format) -> Result<(Byte
             .into_inner()
             .map_err(|e| sqlx::Error::Decode(Box::new(e.into_error())))?;
     }
-    Ok((Bytes::from(out), Some(last)))
+    Ok(Bytes::from(out))
 }
 
 #[cfg(test)]

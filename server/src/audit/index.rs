@@ -347,13 +347,7 @@ pub fn derive(ev: Event, call: Call) -> Derived {
         .or_else(|| ev.actor.strip_prefix("agent:").map(str::to_string));
     let tool = first(&[&["tool"]]).or(call.tool);
     let trace = first(&[&["trace_id"]]).or(call.trace);
-    let status = match ev.kind.as_str() {
-        "call_received" => text_at(decision, &["status"]),
-        "call_decided" => first(&[&["status"]]),
-        "call_expired" => Some("expired".into()),
-        "call_cancelled" => Some("cancelled".into()),
-        _ => None,
-    };
+    let status = status_of(&ev, decision);
     let source = text_at(decision, &["source"]).or_else(|| first(&[&["source"]]));
     let layer = text_at(decision, &["blocked_by"]).or_else(|| first(&[&["blocked_by"]]));
     let rule = text_at(decision, &["rule"]).or_else(|| first(&[&["rule"]]));
@@ -401,6 +395,25 @@ pub fn derive(ev: Event, call: Call) -> Derived {
         summary,
         text,
     }
+}
+
+/// The call status an event recorded, if it recorded one.
+fn status_of(ev: &Event, decision: &Value) -> Option<String> {
+    match ev.kind.as_str() {
+        "call_received" => text_at(decision, &["status"]),
+        "call_decided" => text_at(&ev.data, &["status"]),
+        "call_expired" => Some("expired".into()),
+        "call_cancelled" => Some("cancelled".into()),
+        _ => None,
+    }
+}
+
+/// The one-line summary of an event on its own (a timeline's steps), without the
+/// searchable text [`derive`] also builds.
+pub fn summary_line(ev: &Event) -> String {
+    let decision = ev.data.get("decision").unwrap_or(&Value::Null);
+    let tool = text_at(&ev.data, &["tool"]);
+    summary(ev, tool.as_deref(), status_of(ev, decision).as_deref(), decision)
 }
 
 /// Every key and scalar of a JSON value, space-separated (the words full-text search sees).

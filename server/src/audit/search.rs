@@ -222,7 +222,8 @@ pub(crate) fn select<'a>(p: &'a Plan, limit: i64) -> QueryBuilder<'a, Sqlite> {
             " AND {key} >= coalesce((SELECT seq FROM events WHERE at_ms >= "
         ));
         q.push_bind(t - 60_000);
-        q.push(" ORDER BY at_ms LIMIT 1), 0) AND e.at_ms >= ");
+        // No event that late: nothing can match (the bound is past every event).
+        q.push(" ORDER BY at_ms, seq LIMIT 1), 9223372036854775807) AND e.at_ms >= ");
         q.push_bind(t);
     }
     if let Some(t) = p.until_ms {
@@ -230,7 +231,7 @@ pub(crate) fn select<'a>(p: &'a Plan, limit: i64) -> QueryBuilder<'a, Sqlite> {
             " AND {key} <= coalesce((SELECT seq FROM events WHERE at_ms < "
         ));
         q.push_bind(t + 60_000);
-        q.push(" ORDER BY at_ms DESC LIMIT 1), 0) AND e.at_ms < ");
+        q.push(" ORDER BY at_ms DESC, seq DESC LIMIT 1), 0) AND e.at_ms < ");
         q.push_bind(t);
     }
     let (cmp, order) = if p.oldest_first { (">", "ASC") } else { ("<", "DESC") };

@@ -3,7 +3,7 @@
 //! action (a modification as a before/after pair), grants, callbacks and the reported
 //! result. Everything here was redacted before it was recorded.
 
-use super::index::{derive, Call, Event, SearchIndex};
+use super::index::{summary_line, Event, SearchIndex};
 use app::api::{TraceCall, TraceKind, TraceStep, TraceView};
 use serde_json::Value;
 
@@ -125,19 +125,23 @@ fn assemble(kind: TraceKind, id: &str, rows: Vec<Row>, truncated: bool, now_ms: 
             (Some(a), Some(b)) => Some((pretty(Some(a)), pretty(Some(b)))),
             _ => None,
         };
-        let line = derive(
-            Event {
-                seq,
-                at_ms,
-                kind: ev_kind.clone(),
-                actor: actor.clone(),
-                call_id: call_id.clone(),
-                session,
-                data: data.clone(),
-            },
-            Call::default(),
-        )
-        .summary;
+        let ev = Event {
+            seq,
+            at_ms,
+            kind: ev_kind,
+            actor,
+            call_id,
+            session,
+            data,
+        };
+        let line = summary_line(&ev);
+        let Event {
+            kind: ev_kind,
+            actor,
+            call_id,
+            data,
+            ..
+        } = ev;
         let step = TraceStep {
             seq,
             at_ms,

@@ -116,7 +116,8 @@ fn call(r: &mut Rng, vocab: &[String], n: u64, session: &str, at: &mut i64) -> V
         ),
     };
     let mut out = Vec::new();
-    *at += 1 + r.below(40) as i64;
+    // About 650,000 calls make a million events: spread them over the whole week.
+    *at += 1 + r.below(1800) as i64;
     out.push((
         *at,
         NewEvent {
