@@ -84,3 +84,41 @@ test('an auditor downloads a search as CSV and verifies the chain', async ({ bro
   await expect(page.getByTestId('verify-result')).toContainText('Verified up to event');
   await page.screenshot({ path: 'screenshots/audit-verified.png', fullPage: true });
 });
+
+test('on a phone the search and the timeline fit the screen', async ({ browser }) => {
+  const s = session('audit-phone');
+  await propose({ session_id: s, tool: 'read_file', arguments: { path: 'notes/phone.md' }, reason: 'read the phone notes' });
+  const ctx = await browser.newContext({ viewport: { width: 375, height: 740 }, hasTouch: true, isMobile: true });
+  const page = await ctx.newPage();
+  await signIn(page, USERS.auditor);
+  const noSidewaysScroll = async () => {
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+  };
+  await page.goto(`/audit?session=${s}`);
+  await hydrated(page);
+  await expect(page.getByTestId('audit-row')).toHaveCount(1);
+  await noSidewaysScroll();
+  await page.screenshot({ path: 'screenshots/phone-audit.png', fullPage: true });
+  await page.goto(`/audit/sessions/${s}`);
+  await expect(page.getByTestId('trace-call')).toHaveCount(1);
+  await expect(page.getByTestId('trace-call').first()).toContainText('read the phone notes');
+  await noSidewaysScroll();
+  await page.screenshot({ path: 'screenshots/phone-trace.png', fullPage: true });
+});
+
+test('an auditor finds where a leaked secret was sent without the value being shown', async ({ browser }) => {
+  const s = session('audit-leak');
+  const token = `ghp_${'Zq8' + Date.now().toString(36).padEnd(33, 'x')}`;
+  const held = await propose({ session_id: s, tool: 'write_file', arguments: { path: 'out/leak.md', content: `token ${token}` }, context: { trust: 'isolated' } });
+  expect(held.status).toBe('pending');
+  const page = await auditorPage(browser);
+  await page.getByText('Was a secret ever sent? Look it up').click();
+  await page.getByLabel('Secret value').fill(token);
+  await page.getByRole('button', { name: 'Look up' }).click();
+  await expect(page).toHaveURL(/[?&]q=sfp[0-9a-f]{16}/);
+  const rows = page.getByTestId('audit-row');
+  await expect(rows.filter({ hasText: s })).toHaveCount(1);
+  expect(await page.content()).not.toContain(token);
+  await page.screenshot({ path: 'screenshots/audit-secret-lookup.png', fullPage: true });
+});

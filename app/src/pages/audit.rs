@@ -51,7 +51,8 @@ fn AuditLoader() -> impl IntoView {
     });
     let lookup_csrf = csrf.clone();
     view! {
-        <SearchForm query=query.get_untracked()/>
+        // Follows the URL: client-side page changes and the back button keep the form in step.
+        {move || view! { <SearchForm query=query.get()/> }}
         <details class="card secret-lookup">
             <summary>"Was a secret ever sent? Look it up"</summary>
             <p class="muted small">

@@ -83,11 +83,18 @@ fn Timeline(t: TraceView) -> impl IntoView {
         <header class="trace-head">
             <h1 data-testid="trace-title">{format!("{noun} {}", t.id)}</h1>
             <p class="muted">
-                {format!("{} · {} calls · {} events · {}", agents_text(&t.agents), t.calls.len(), t.events, span_text)}
+                {format!(
+                    "{} · {} · {} · {}",
+                    agents_text(&t.agents),
+                    count(t.calls.len() as u64, "call"),
+                    count(t.events, "event"),
+                    span_text
+                )}
             </p>
             {active.then(|| view! {
                 <p class="live-note" role="status" data-testid="trace-live">
-                    {format!("Active: this page follows new events every {REFRESH_SECONDS} s. {held} held.")}
+                    {format!("Active: this page follows new events every {REFRESH_SECONDS} s.")}
+                    {(held > 0).then(|| format!(" {} waiting for a decision.", count(held as u64, "call")))}
                 </p>
             })}
             {t.truncated.then(|| view! {
@@ -103,6 +110,15 @@ fn Timeline(t: TraceView) -> impl IntoView {
                 <ul class="steps">{t.other.into_iter().map(|s| view! { <Step s/> }).collect_view()}</ul>
             </section>
         })}
+    }
+}
+
+/// "1 call", "3 calls".
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 

@@ -221,7 +221,7 @@ pub(crate) fn select<'a>(p: &'a Plan, limit: i64) -> QueryBuilder<'a, Sqlite> {
         q.push(format_args!(
             " AND {key} >= coalesce((SELECT seq FROM events WHERE at_ms >= "
         ));
-        q.push_bind(t - 60_000);
+        q.push_bind(t.saturating_sub(60_000));
         // No event that late: nothing can match (the bound is past every event).
         q.push(" ORDER BY at_ms, seq LIMIT 1), 9223372036854775807) AND e.at_ms >= ");
         q.push_bind(t);
@@ -230,7 +230,7 @@ pub(crate) fn select<'a>(p: &'a Plan, limit: i64) -> QueryBuilder<'a, Sqlite> {
         q.push(format_args!(
             " AND {key} <= coalesce((SELECT seq FROM events WHERE at_ms < "
         ));
-        q.push_bind(t + 60_000);
+        q.push_bind(t.saturating_add(60_000));
         q.push(" ORDER BY at_ms DESC, seq DESC LIMIT 1), 0) AND e.at_ms < ");
         q.push_bind(t);
     }

@@ -273,6 +273,14 @@ async fn pages_follow_stable_cursors_and_hostile_text_is_only_text() {
         let p = search(&auditor, &app, &[("q", hostile)]).await;
         assert!(p["hits"].is_array(), "{hostile}: {p}");
     }
+    for (bound, extreme) in [
+        ("since", "9223372036854775807"),
+        ("until", "9223372036854775807"),
+        ("since", "-99999999999d"),
+    ] {
+        let p = search(&auditor, &app, &[(bound, extreme)]).await;
+        assert!(p["hits"].is_array(), "{bound}={extreme}: {p}");
+    }
     let p = search(&auditor, &app, &[("q", "n7.md")]).await;
     assert_eq!(seqs(&p).len(), 1, "the index and chain are intact: {p}");
     let r = auditor
@@ -474,8 +482,38 @@ async fn reviewers_read_the_trail_only_when_configured() {
     app.stop().await.unwrap();
 }
 
+/// Every log line the process writes, kept in memory (for the planted-secret sweep).
+#[derive(Clone, Default)]
+struct Logs(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
+    type Writer = Logs;
+    fn make_writer(&'a self) -> Logs {
+        self.clone()
+    }
+}
+
 #[tokio::test]
 async fn planted_secrets_reach_no_index_export_timeline_or_page() {
+    // Everything logged at debug level, by every part of the server, while this runs.
+    let logs = Logs::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter("debug")
+        .with_ansi(false)
+        .with_writer(logs.clone())
+        .finish();
+    // The only test that installs a subscriber (the process has one global one).
+    tracing::subscriber::set_global_default(subscriber).expect("no other test installs a log subscriber");
     let app = spawn_app().await;
     let bot = app.agent("bot").await;
     let secrets = [
@@ -519,6 +557,12 @@ async fn planted_secrets_reach_no_index_export_timeline_or_page() {
         assert!(!out.contains("PLANTED"), "no part of a secret: {out}");
     }
     assert!(outputs[2].contains("[redacted"), "the export says what was masked");
+    let text = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    assert!(text.contains("signed in"), "the logs were captured");
+    for s in secrets {
+        assert!(!text.contains(s), "{s} reached the logs");
+    }
+    assert!(!text.contains("PLANTED"), "part of a secret reached the logs");
 
     // A leaked value can be looked up: its fingerprint finds the call that carried it.
     let look_up = |value: &'static str| {
