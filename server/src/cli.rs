@@ -205,19 +205,8 @@ pub fn main() -> ExitCode {
 fn read_checkpoint(
     path: &std::path::Path,
 ) -> Result<(ed25519_dalek::VerifyingKey, crate::audit::checkpoint::Checkpoint), String> {
-    #[derive(serde::Deserialize)]
-    struct Kept {
-        public_key: String,
-        checkpoint: crate::audit::checkpoint::Checkpoint,
-    }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let kept: Kept = serde_json::from_str(&text).map_err(|e| format!("{}: not a checkpoint: {e}", path.display()))?;
-    let bytes: [u8; 32] = hex::decode(&kept.public_key)
-        .ok()
-        .and_then(|b| b.try_into().ok())
-        .ok_or_else(|| format!("{}: public_key is not 32 bytes of hex", path.display()))?;
-    let key = ed25519_dalek::VerifyingKey::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok((key, kept.checkpoint))
+    crate::audit::checkpoint::Kept::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Who the audit trail names for CLI changes: the operating-system user.
@@ -395,10 +384,7 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             let latest = crate::audit::checkpoint::latest(&db).await.map_err(|e| e.to_string())?;
             db.close().await;
-            let out = serde_json::json!({
-                "public_key": hex::encode(signer.public_key().as_bytes()),
-                "checkpoint": latest,
-            });
+            let out = crate::audit::checkpoint::Kept::new(&signer, latest);
             println!("{}", serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?);
             Ok(())
         }

@@ -256,7 +256,6 @@ async fn record_policy(state: &AppState) -> Result<(), sqlx::Error> {
     if last.as_deref() == Some(&*state.policy.version) {
         return Ok(());
     }
-    let mut tx = store::begin_write(&state.db).await?;
     let ev = crate::audit::NewEvent {
         kind: "policy_loaded",
         actor: "system".into(),
@@ -268,8 +267,7 @@ async fn record_policy(state: &AppState) -> Result<(), sqlx::Error> {
             "tools": state.policy.tool_names().len(),
         }),
     };
-    store::append_audit(&mut tx, store::now_ms(), &ev).await?;
-    tx.commit().await
+    store::record_audit(&state.db, store::now_ms(), &ev).await.map(drop)
 }
 
 /// The URL guard for callback URLs: public http(s) addresses only.

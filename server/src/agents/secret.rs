@@ -108,39 +108,38 @@ impl ServerKey {
 
     /// nonce (24 bytes) || ciphertext; `aad` binds the sealed secret to its agent.
     pub fn seal(&self, secret: &SigningSecret, aad: &str) -> Vec<u8> {
-        let mut nonce = [0u8; 24];
-        rand::rngs::OsRng.fill_bytes(&mut nonce);
-        let ct = self
-            .0
-            .encrypt(
-                XNonce::from_slice(&nonce),
-                Payload {
-                    msg: secret.bytes(),
-                    aad: aad.as_bytes(),
-                },
-            )
-            .expect("encryption of a short message cannot fail");
-        let mut out = nonce.to_vec();
-        out.extend_from_slice(&ct);
-        out
+        seal_bytes(&self.0, secret.bytes(), aad.as_bytes())
     }
 
     pub fn open(&self, sealed: &[u8], aad: &str) -> Result<SigningSecret, String> {
-        if sealed.len() < 24 + 16 {
-            return Err("sealed secret too short".into());
-        }
-        let (nonce, ct) = sealed.split_at(24);
-        self.0
-            .decrypt(
-                XNonce::from_slice(nonce),
-                Payload {
-                    msg: ct,
-                    aad: aad.as_bytes(),
-                },
-            )
+        open_bytes(&self.0, sealed, aad.as_bytes())
             .map(SigningSecret)
             .map_err(|_| "cannot open a sealed agent secret: wrong server key or altered row".into())
     }
+}
+
+/// XChaCha20-Poly1305 with a fresh random nonce: nonce (24 bytes) ‖ ciphertext.
+pub(crate) fn seal_bytes(cipher: &XChaCha20Poly1305, msg: &[u8], aad: &[u8]) -> Vec<u8> {
+    let mut nonce = [0u8; 24];
+    rand::rngs::OsRng.fill_bytes(&mut nonce);
+    let ct = cipher
+        .encrypt(XNonce::from_slice(&nonce), Payload { msg, aad })
+        .expect("encryption in memory cannot fail");
+    let mut out = nonce.to_vec();
+    out.extend_from_slice(&ct);
+    out
+}
+
+/// The plaintext of [`seal_bytes`]' output; fails when too short, altered, or under another
+/// key or associated data.
+pub(crate) fn open_bytes(cipher: &XChaCha20Poly1305, sealed: &[u8], aad: &[u8]) -> Result<Vec<u8>, ()> {
+    if sealed.len() < 24 + 16 {
+        return Err(());
+    }
+    let (nonce, msg) = sealed.split_at(24);
+    cipher
+        .decrypt(XNonce::from_slice(nonce), Payload { msg, aad })
+        .map_err(drop)
 }
 
 #[cfg(unix)]

@@ -48,6 +48,37 @@ pub struct Checkpoint {
     pub signature: String,
 }
 
+/// A public key and a checkpoint, as exported to be kept elsewhere (`airlock audit
+/// checkpoint`, `GET /api/audit/checkpoint`) and read back by `airlock audit verify
+/// --checkpoint FILE`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kept {
+    /// Ed25519 public key (hex).
+    pub public_key: String,
+    /// None while nothing has been signed yet.
+    pub checkpoint: Option<Checkpoint>,
+}
+
+impl Kept {
+    pub fn new(signer: &Signer, checkpoint: Option<Checkpoint>) -> Kept {
+        Kept {
+            public_key: hex::encode(signer.public_key().as_bytes()),
+            checkpoint,
+        }
+    }
+
+    /// The key and checkpoint to trust, from a kept file's text.
+    pub fn parse(text: &str) -> Result<(VerifyingKey, Checkpoint), String> {
+        let kept: Kept = serde_json::from_str(text).map_err(|e| format!("not a checkpoint: {e}"))?;
+        let bytes: [u8; 32] = hex::decode(&kept.public_key)
+            .ok()
+            .and_then(|b| b.try_into().ok())
+            .ok_or("public_key is not 32 bytes of hex")?;
+        let key = VerifyingKey::from_bytes(&bytes).map_err(|e| e.to_string())?;
+        Ok((key, kept.checkpoint.ok_or("the file holds no checkpoint")?))
+    }
+}
+
 fn message(seq: i64, hash: &[u8], at_ms: i64) -> Vec<u8> {
     let mut m = Vec::with_capacity(DOMAIN.len() + 48);
     m.extend_from_slice(DOMAIN);
@@ -249,5 +280,11 @@ mod tests {
             ),
             message(5, &hash, 77)
         );
+        // What is exported is what `verify --checkpoint` reads back.
+        let text = serde_json::to_string(&Kept::new(&s, Some(c.clone()))).unwrap();
+        assert_eq!(Kept::parse(&text), Ok((s.public_key(), c)));
+        let empty = serde_json::to_string(&Kept::new(&s, None)).unwrap();
+        assert!(Kept::parse(&empty).is_err());
+        assert!(Kept::parse(r#"{"public_key": "00", "checkpoint": null}"#).is_err());
     }
 }

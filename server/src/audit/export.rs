@@ -4,7 +4,7 @@
 //! was stored) and each line can be checked against it.
 
 use super::index::SearchIndex;
-use super::search::{rfc3339, select, Plan};
+use super::search::{rfc3339, select, HitRow, Plan};
 use axum::body::Bytes;
 use futures::Stream;
 use serde::Serialize;
@@ -113,27 +113,9 @@ pub fn stream(index: SearchIndex, plan: Plan, format: Format) -> impl Stream<Ite
     futures::StreamExt::chain(futures::stream::iter(header.map(Ok)), body)
 }
 
-type Row = (
-    i64,
-    i64,
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    String,
-);
-
 /// The next rows after the plan's cursor, with their data and hash from the chain.
 struct Chunk {
-    rows: Vec<Row>,
+    rows: Vec<HitRow>,
     records: std::collections::HashMap<i64, (String, Vec<u8>)>,
 }
 
@@ -141,7 +123,7 @@ async fn fetch(index: &SearchIndex, plan: &Plan) -> Result<Option<Chunk>, sqlx::
     if plan.nothing {
         return Ok(None);
     }
-    let rows: Vec<Row> = select(plan, CHUNK).build_query_as().fetch_all(&index.pool).await?;
+    let rows: Vec<HitRow> = select(plan, CHUNK).build_query_as().fetch_all(&index.pool).await?;
     let (Some(first), Some(last)) = (rows.first().map(|r| r.0), rows.last().map(|r| r.0)) else {
         return Ok(None);
     };

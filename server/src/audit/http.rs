@@ -81,12 +81,7 @@ pub async fn export(
         session_id: None,
         data: serde_json::json!({"query": query.to_query_string(), "format": format.extension()}),
     };
-    let recorded = async {
-        let mut tx = store::begin_write(&state.db).await?;
-        store::append_audit(&mut tx, now, &ev).await?;
-        tx.commit().await
-    };
-    if let Err(e) = recorded.await {
+    if let Err(e) = store::record_audit(&state.db, now, &ev).await {
         return unavailable(e);
     }
     let name = format!(
@@ -114,10 +109,7 @@ pub async fn checkpoint(State(state): State<AppState>, Extension(auth): Extensio
     match super::checkpoint::latest(&state.db).await {
         Ok(c) => (
             [(header::CACHE_CONTROL, "no-store")],
-            axum::Json(serde_json::json!({
-                "public_key": hex::encode(state.signer.public_key().as_bytes()),
-                "checkpoint": c,
-            })),
+            axum::Json(super::checkpoint::Kept::new(&state.signer, c)),
         )
             .into_response(),
         Err(e) => unavailable(e),

@@ -244,7 +244,8 @@ pub(crate) fn select<'a>(p: &'a Plan, limit: i64) -> QueryBuilder<'a, Sqlite> {
     q
 }
 
-type HitRow = (
+/// One index row as `select` reads it (in its column order).
+pub(crate) type HitRow = (
     i64,
     i64,
     String,

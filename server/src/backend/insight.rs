@@ -94,12 +94,9 @@ impl Insight for ServerBackend {
             session_id: None,
             data: serde_json::json!({"fingerprint": fingerprint}),
         };
-        let recorded = async {
-            let mut tx = store::begin_write(&self.db).await?;
-            store::append_audit(&mut tx, store::now_ms(), &ev).await?;
-            tx.commit().await
-        };
-        recorded.await.map_err(|e| internal(e, "recording a secret lookup"))?;
+        store::record_audit(&self.db, store::now_ms(), &ev)
+            .await
+            .map_err(|e| internal(e, "recording a secret lookup"))?;
         Ok(fingerprint)
     }
 
@@ -117,13 +114,9 @@ impl Insight for ServerBackend {
                 "problem": check.problem.as_ref().map(|(seq, why)| serde_json::json!({"seq": seq, "why": why})),
             }),
         };
-        let mut tx = store::begin_write(&self.db)
+        store::record_audit(&self.db, store::now_ms(), &ev)
             .await
             .map_err(|e| internal(e, "recording a verification"))?;
-        store::append_audit(&mut tx, store::now_ms(), &ev)
-            .await
-            .map_err(|e| internal(e, "recording a verification"))?;
-        tx.commit().await.map_err(|e| internal(e, "recording a verification"))?;
         if let Ok(mut c) = self.chain_check.lock() {
             *c = Some(check.clone());
         }

@@ -91,6 +91,15 @@ pub async fn begin_write(db: &Db) -> Result<sqlx::Transaction<'static, sqlx::Sql
     db.begin_with("BEGIN IMMEDIATE").await
 }
 
+/// Record one audit event on its own, in its own write transaction (what is audited
+/// outside the ledger and changes nothing else: a verification, a lookup, an export).
+pub async fn record_audit(db: &Db, at_ms: i64, ev: &crate::audit::NewEvent) -> Result<i64, sqlx::Error> {
+    let mut tx = begin_write(db).await?;
+    let seq = append_audit(&mut tx, at_ms, ev).await?;
+    tx.commit().await?;
+    Ok(seq)
+}
+
 /// Append one audit event in a write transaction (admin changes made outside the ledger).
 pub async fn append_audit(
     conn: &mut sqlx::SqliteConnection,

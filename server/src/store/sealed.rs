@@ -7,11 +7,11 @@
 //! stored as they are (they are also the redacted form). A stored value without the
 //! prefix opens to itself, so rows from before sealing still read.
 
+use crate::agents::secret::{open_bytes, seal_bytes};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use chacha20poly1305::aead::{Aead, KeyInit, Payload};
-use chacha20poly1305::{XChaCha20Poly1305, XNonce};
-use rand::RngCore;
+use chacha20poly1305::aead::KeyInit;
+use chacha20poly1305::XChaCha20Poly1305;
 use std::borrow::Cow;
 
 const PREFIX: &str = "sealed:v1:";
@@ -33,21 +33,10 @@ impl Sealer {
 
     /// The stored form of raw text that held a secret.
     pub fn seal(&self, text: &str, agent: &str) -> String {
-        let mut nonce = [0u8; 24];
-        rand::rngs::OsRng.fill_bytes(&mut nonce);
-        let ct = self
-            .0
-            .encrypt(
-                XNonce::from_slice(&nonce),
-                Payload {
-                    msg: text.as_bytes(),
-                    aad: agent.as_bytes(),
-                },
-            )
-            .expect("encryption in memory cannot fail");
-        let mut blob = nonce.to_vec();
-        blob.extend_from_slice(&ct);
-        format!("{PREFIX}{}", B64.encode(blob))
+        format!(
+            "{PREFIX}{}",
+            B64.encode(seal_bytes(&self.0, text.as_bytes(), agent.as_bytes()))
+        )
     }
 
     /// Seal `raw` when it differs from its redacted form (it held a secret).
@@ -61,19 +50,7 @@ impl Sealer {
             return Ok(Cow::Borrowed(stored));
         };
         let blob = B64.decode(b64).map_err(|_| "sealed arguments are not valid base64")?;
-        if blob.len() < 24 + 16 {
-            return Err("sealed arguments too short".into());
-        }
-        let (nonce, ct) = blob.split_at(24);
-        let text = self
-            .0
-            .decrypt(
-                XNonce::from_slice(nonce),
-                Payload {
-                    msg: ct,
-                    aad: agent.as_bytes(),
-                },
-            )
+        let text = open_bytes(&self.0, &blob, agent.as_bytes())
             .map_err(|_| "cannot open sealed arguments: wrong server key or altered row")?;
         String::from_utf8(text)
             .map(Cow::Owned)
