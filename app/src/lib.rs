@@ -67,6 +67,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/queue") view=pages::queue::Queue ssr=SsrMode::Async/>
                     <Route path=path!("/calls/:id") view=pages::review::Review ssr=SsrMode::Async/>
                     <Route path=path!("/grants") view=pages::grants::Grants ssr=SsrMode::Async/>
+                    <Route path=path!("/confirm") view=pages::confirm::Confirm ssr=SsrMode::Async/>
+                    <Route path=path!("/oncall") view=pages::oncall::OnCall ssr=SsrMode::Async/>
                     <Route path=path!("/audit") view=pages::audit::Audit ssr=SsrMode::Async/>
                     <Route path=path!("/audit/sessions/:id") view=pages::trace::SessionTrace ssr=SsrMode::Async/>
                     <Route path=path!("/audit/traces/:id") view=pages::trace::TraceIdTrace ssr=SsrMode::Async/>

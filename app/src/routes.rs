@@ -30,6 +30,11 @@ pub const PAGES: &[Page] = &[
         needs: Permission::ReadCalls,
     },
     Page {
+        path: "/oncall",
+        label: "On-call",
+        needs: Permission::ReadCalls,
+    },
+    Page {
         path: "/audit",
         label: "Audit",
         needs: Permission::ReadAudit,
@@ -49,11 +54,12 @@ pub const PAGES: &[Page] = &[
 /// Paths anyone may open without signing in.
 pub const PUBLIC: &[&str] = &["/login"];
 
-/// The page at `path`, if it is a dashboard page. A call's review page (`/calls/ID`)
-/// belongs to the queue, a timeline (`/audit/sessions/ID`, `/audit/traces/ID`) to the
-/// audit page: the same people may open them.
+/// The page at `path`, if it is a dashboard page. A call's review page (`/calls/ID`) and
+/// a notification's confirm page (`/confirm?t=…`) belong to the queue, a timeline
+/// (`/audit/sessions/ID`, `/audit/traces/ID`) to the audit page: the same people may open
+/// them.
 pub fn page(path: &str) -> Option<&'static Page> {
-    let path = if path.starts_with("/calls/") {
+    let path = if path.starts_with("/calls/") || path == "/confirm" {
         "/queue"
     } else if path.starts_with("/audit/") {
         "/audit"
@@ -103,8 +109,14 @@ mod tests {
         assert_eq!(who_may("/audit"), [Admin, Auditor]);
         assert_eq!(who_may("/calls/tc_1"), Role::ALL);
         assert_eq!(
+            who_may("/confirm"),
+            Role::ALL,
+            "the confirm page asks the decision's own rights"
+        );
+        assert_eq!(who_may("/oncall"), Role::ALL, "everyone may read overrides");
+        assert_eq!(
             pages_for(Role::Reviewer).map(|p| p.label).collect::<Vec<_>>(),
-            ["Queue", "Grants", "Stats"]
+            ["Queue", "Grants", "On-call", "Stats"]
         );
     }
 }

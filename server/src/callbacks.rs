@@ -137,26 +137,7 @@ impl Dispatcher {
             .map_err(|e| e.to_string())?
             .ok_or("the call is gone")?;
         let url_text = row.callback_url.clone().ok_or("the call has no callback_url")?;
-        let url = url::Url::parse(&url_text).map_err(|e| e.to_string())?;
-        let host = url.host_str().ok_or("callback_url has no host")?.to_string();
-        let port = url.port_or_known_default().unwrap_or(443);
-        // Resolve once, judge every address, then connect only to those addresses.
-        let guard = self.guard.clone();
-        let allow_private = self.allow_private;
-        let target = url_text.clone();
-        let addrs = tokio::task::spawn_blocking(move || {
-            if allow_private {
-                use std::net::ToSocketAddrs;
-                let host = host.trim_start_matches('[').trim_end_matches(']');
-                return (host, port)
-                    .to_socket_addrs()
-                    .map(|a| a.collect())
-                    .map_err(|e| format!("resolving {host}: {e}"));
-            }
-            checked_addresses(&guard, &target, port, &crate::host::LocalHost)
-        })
-        .await
-        .map_err(|e| e.to_string())??;
+        let (pinned, url) = pinned_client(&self.guard, self.allow_private, &url_text).await?;
         let agent = AgentId::parse(&row.agent_id)?;
         let creds = agents::credentials(&self.db, &self.key, &agent)
             .await
@@ -168,14 +149,6 @@ impl Dispatcher {
         let msg_id = format!("cb_{}_{}", row.id, row.decided_at_ms.unwrap_or(0));
         let ts = (store::now_ms() / 1000).to_string();
         let sig = signature::sign(secret, &msg_id, &ts, body.as_bytes());
-        let mut builder = reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("airlock/", env!("CARGO_PKG_VERSION")));
-        if let Some(domain) = url.domain() {
-            builder = builder.resolve_to_addrs(domain, &addrs);
-        }
-        let pinned = builder.build().map_err(|e| e.to_string())?;
         let resp = pinned
             .post(url)
             .header("content-type", "application/json")
@@ -189,6 +162,43 @@ impl Dispatcher {
             .map_err(|e| e.to_string())?;
         Ok(resp.status().as_u16())
     }
+}
+
+/// A client for one URL whose host was resolved once and every address judged by
+/// `guard` (unless `allow_private`, for local testing), pinned to those addresses, with
+/// no redirects and a 10 s timeout. Used for callbacks and outbound notifications.
+pub(crate) async fn pinned_client(
+    guard: &Arc<UrlGuard>,
+    allow_private: bool,
+    url_text: &str,
+) -> Result<(reqwest::Client, url::Url), String> {
+    let url = url::Url::parse(url_text).map_err(|e| e.to_string())?;
+    let host = url.host_str().ok_or("the URL has no host")?.to_string();
+    let port = url.port_or_known_default().unwrap_or(443);
+    // Resolve once, judge every address, then connect only to those addresses.
+    let guard = guard.clone();
+    let target = url_text.to_string();
+    let addrs = tokio::task::spawn_blocking(move || {
+        if allow_private {
+            use std::net::ToSocketAddrs;
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            return (host, port)
+                .to_socket_addrs()
+                .map(|a| a.collect())
+                .map_err(|e| format!("resolving {host}: {e}"));
+        }
+        checked_addresses(&guard, &target, port, &crate::host::LocalHost)
+    })
+    .await
+    .map_err(|e| e.to_string())??;
+    let mut builder = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("airlock/", env!("CARGO_PKG_VERSION")));
+    if let Some(domain) = url.domain() {
+        builder = builder.resolve_to_addrs(domain, &addrs);
+    }
+    Ok((builder.build().map_err(|e| e.to_string())?, url))
 }
 
 /// Resolve the callback's host once through the URL guard, which judges every address,

@@ -67,6 +67,46 @@ pub struct Config {
     pub raw_arguments_days: u32,
     /// Reviewers may read the audit trail (search, timelines, export) without changing it.
     pub reviewers_read_audit: bool,
+    /// Longest break-glass override an on-call person may start, in minutes.
+    pub break_glass_max_minutes: i64,
+    /// When an unanswered held call is escalated to on-call.
+    pub escalation: Escalation,
+    /// Outbound notifications: channels, SMTP, links back to the dashboard.
+    pub notify: crate::notify::config::NotifyConfig,
+}
+
+/// Held calls unanswered this many minutes are marked escalated and on-call is told:
+/// `tools` first, then `risk`, then `after_minutes`; 0 means never.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escalation {
+    pub after_minutes: i64,
+    #[serde(default)]
+    pub risk: std::collections::BTreeMap<String, i64>,
+    #[serde(default)]
+    pub tools: std::collections::BTreeMap<String, i64>,
+}
+
+impl Escalation {
+    /// How long a held call of `tool` at `risk` may wait before it is escalated.
+    pub fn after_ms(&self, tool: &str, risk: &str) -> Option<i64> {
+        let minutes = self
+            .tools
+            .get(tool)
+            .or_else(|| self.risk.get(risk))
+            .copied()
+            .unwrap_or(self.after_minutes);
+        (minutes > 0).then(|| minutes.saturating_mul(60_000))
+    }
+
+    /// The shortest escalation time of any call (None: nothing is ever escalated).
+    pub fn shortest_ms(&self) -> Option<i64> {
+        std::iter::once(self.after_minutes)
+            .chain(self.risk.values().copied())
+            .chain(self.tools.values().copied())
+            .filter(|m| *m > 0)
+            .min()
+            .map(|m| m.saturating_mul(60_000))
+    }
 }
 
 /// Serialisable defaults (secrets excluded from `Config`'s own Serialize).
@@ -95,6 +135,9 @@ struct Defaults {
     principals: std::collections::BTreeMap<String, String>,
     raw_arguments_days: u32,
     reviewers_read_audit: bool,
+    break_glass_max_minutes: i64,
+    escalation: Escalation,
+    notify: crate::notify::config::NotifyDefaults,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -121,6 +164,13 @@ const DEFAULTS: Defaults = Defaults {
     principals: std::collections::BTreeMap::new(),
     raw_arguments_days: 30,
     reviewers_read_audit: false,
+    break_glass_max_minutes: 60,
+    escalation: Escalation {
+        after_minutes: 15,
+        risk: std::collections::BTreeMap::new(),
+        tools: std::collections::BTreeMap::new(),
+    },
+    notify: crate::notify::config::DEFAULTS,
 };
 
 impl Config {
@@ -160,6 +210,22 @@ mod tests {
         assert_eq!(c.bind.to_string(), "127.0.0.1:3000");
         assert!(c.database_url.expose_secret().starts_with("sqlite://"));
         assert!(c.cookie_secure);
+    }
+
+    #[test]
+    fn escalation_takes_the_tool_then_the_risk_then_the_default() {
+        let e = Escalation {
+            after_minutes: 15,
+            risk: [("critical".to_string(), 5)].into(),
+            tools: [("read_file".to_string(), 0), ("delete_path".to_string(), 2)].into(),
+        };
+        assert_eq!(e.after_ms("delete_path", "critical"), Some(120_000));
+        assert_eq!(e.after_ms("write_file", "critical"), Some(300_000));
+        assert_eq!(e.after_ms("write_file", "low"), Some(900_000));
+        assert_eq!(e.after_ms("read_file", "critical"), None, "0 is never");
+        assert_eq!(e.shortest_ms(), Some(120_000));
+        assert_eq!(Escalation::default().shortest_ms(), None);
+        assert_eq!(Config::defaults().escalation.after_minutes, 15);
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub mod expiry;
 pub mod host;
 pub mod ingest;
 pub mod ledger;
+pub mod notify;
+pub mod oncall;
 pub mod realtime;
 pub mod retention;
 pub mod review;

@@ -91,6 +91,7 @@ impl Application {
         let policy = Arc::new(policy);
         let waiters = Arc::new(Waiters::default());
         let callbacks_wake = Arc::new(tokio::sync::Notify::new());
+        let board = Arc::new(std::sync::RwLock::new(Vec::new()));
         let (ledger, _task) = ledger::start(
             db.clone(),
             policy.clone(),
@@ -98,6 +99,7 @@ impl Application {
                 hub: hub.clone(),
                 waiters: waiters.clone(),
                 callbacks: callbacks_wake.clone(),
+                board: board.clone(),
             },
             ledger::Settings {
                 sealer: crate::store::sealed::Sealer::from_server_key(&key),
@@ -115,7 +117,18 @@ impl Application {
         let signer = crate::audit::checkpoint::Signer::from_server_key(&key);
         let fingerprints = crate::audit::fingerprint::Fingerprinter::from_server_key(&key);
         let sealer = crate::store::sealed::Sealer::from_server_key(&key);
+        config.notify.check()?;
+        let links = crate::notify::links::Linker::new(&key, &config.notify.public_url);
+        let notifier = crate::notify::Notifier::new(
+            config.notify.clone(),
+            ledger.clone(),
+            Arc::new(callback_guard(true)?),
+            links.clone(),
+        );
         let state = AppState(Arc::new(StateParts {
+            notifier,
+            links,
+            board,
             fingerprints,
             sealer,
             signer,
@@ -187,6 +200,12 @@ impl Application {
         let indexer = tokio::spawn(state.search.clone().run());
         let checkpoints = tokio::spawn(crate::audit::checkpoint::run(state.db.clone(), state.signer.clone()));
         let expiry = tokio::spawn(crate::expiry::run(state.ledger.clone()));
+        let notifier = tokio::spawn(state.notifier.clone().run(state.hub.clone()));
+        let escalation = tokio::spawn(crate::oncall::escalation::run(
+            state.db.clone(),
+            state.ledger.clone(),
+            state.config.escalation.clone(),
+        ));
         let retention = tokio::spawn(crate::retention::run(
             state.ledger.clone(),
             state.config.raw_arguments_days,
@@ -230,6 +249,8 @@ impl Application {
         };
         housekeeping.abort();
         expiry.abort();
+        escalation.abort();
+        notifier.abort();
         retention.abort();
         callbacks.abort();
         indexer.abort();
@@ -307,7 +328,10 @@ async fn page_redirects(req: Request, next: Next) -> Response {
             ("/", Some(u)) | ("/login", Some(u)) => return Redirect::to(app::routes::home_for(u.role)).into_response(),
             ("/", None) => return Redirect::to("/login").into_response(),
             (p, None) if app::routes::page(p).is_some() => {
-                return Redirect::to(&format!("/login?next={p}")).into_response();
+                // The query comes along (a confirm link's token is in it).
+                let next = req.uri().path_and_query().map_or(p, |pq| pq.as_str());
+                let next: String = url::form_urlencoded::byte_serialize(next.as_bytes()).collect();
+                return Redirect::to(&format!("/login?next={next}")).into_response();
             }
             _ => {}
         }
@@ -331,11 +355,19 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
             governor::Quota::per_minute(std::num::NonZeroU32::new(10).expect("non-zero"))
                 .allow_burst(std::num::NonZeroU32::new(10).expect("non-zero")),
         )),
+        password_checks: Arc::new(governor::RateLimiter::keyed(
+            governor::Quota::per_minute(std::num::NonZeroU32::MIN)
+                .allow_burst(std::num::NonZeroU32::new(5).expect("non-zero")),
+        )),
+        board: state.board.clone(),
+        links: state.links.clone(),
+        break_glass_max_minutes: state.config.break_glass_max_minutes.max(1),
     });
     let services = Services {
         users: backend.clone(),
         review: backend.clone(),
-        insight: backend,
+        insight: backend.clone(),
+        oncall: backend,
     };
     let context = move || provide_context(services.clone());
     let routes = generate_route_list(app::App);
@@ -364,6 +396,12 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
     let opts = state.leptos.clone();
     // The agent API: signed requests, no cookies, its own body limit and error bodies.
     let api = ingest::router()
+        .route(
+            "/api/slack/interactions",
+            post(crate::notify::slack::interactions).layer(tower_http::limit::RequestBodyLimitLayer::new(
+                crate::notify::slack::MAX_BODY,
+            )),
+        )
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz));
     let pages = Router::new()

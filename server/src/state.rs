@@ -58,6 +58,12 @@ pub struct StateParts {
     pub fingerprints: crate::audit::fingerprint::Fingerprinter,
     /// Signs checkpoints of the audit chain (a key derived from `key`).
     pub signer: crate::audit::checkpoint::Signer,
+    /// Sends notices to the configured channels (follows the hub).
+    pub notifier: crate::notify::Notifier,
+    /// Signs and opens one-time decision links in notifications.
+    pub links: crate::notify::links::Linker,
+    /// Break-glass in force, as the ledger last committed it (the banner on every page).
+    pub board: Arc<std::sync::RwLock<Vec<app::api::BreakGlassView>>>,
     /// The latest check of the audit chain (from the audit page or a scheduled run).
     pub chain_check: Arc<std::sync::Mutex<Option<app::api::ChainCheck>>>,
 }

@@ -6,7 +6,7 @@ use super::{
     AppError, AuditPage, AuditQuery, CallDetail, ChainCheck, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery,
     QueueSnapshot, Role, StatsSummary, UserView, Verdict,
 };
-use super::{TraceKind, TraceView};
+use super::{BreakGlassView, LinkView, OverrideList, TraceKind, TraceView};
 use std::sync::Arc;
 
 /// A decision as a reviewer submitted it (free text not yet checked).
@@ -67,6 +67,32 @@ pub trait Insight: Send + Sync + 'static {
     async fn verify_chain(&self, actor: &UserView) -> Result<ChainCheck, AppError>;
 }
 
+/// On-call: break-glass, overrides and their post-hoc review.
+#[async_trait::async_trait]
+pub trait OnCall: Send + Sync + 'static {
+    /// Overrides in force now (read on every page render for the banner: no I/O).
+    fn break_glass_now(&self) -> Vec<BreakGlassView>;
+    /// Start break-glass: the password again, a justification and a duration.
+    async fn start_break_glass(
+        &self,
+        actor: &UserView,
+        password: &str,
+        justification: &str,
+        minutes: i64,
+    ) -> Result<BreakGlassView, AppError>;
+    /// End a break-glass early (the person who started it, or an admin).
+    async fn end_break_glass(&self, actor: &UserView, id: &str) -> Result<(), AppError>;
+    /// Release a held call under the actor's break-glass.
+    async fn override_call(&self, actor: &UserView, id: &str) -> DecisionOutcome;
+    async fn overrides(&self) -> Result<OverrideList, AppError>;
+    /// Agree with (`agree = true`) or flag an override; a flag needs a note.
+    async fn acknowledge(&self, actor: &UserView, call_id: &str, agree: bool, note: &str) -> Result<(), AppError>;
+    /// What a decision link proposes (it decides nothing by itself).
+    async fn open_link(&self, token: &str) -> Result<LinkView, AppError>;
+    /// Decide as the link proposes, once, as the signed-in actor with every usual check.
+    async fn confirm_link(&self, actor: &UserView, token: &str, reason: &str) -> Result<DecisionOutcome, AppError>;
+}
+
 /// The services server functions call, provided by the server in the Leptos context of
 /// every request (tests may provide fakes of each).
 #[derive(Clone)]
@@ -74,4 +100,5 @@ pub struct Services {
     pub users: Arc<dyn UserAdmin>,
     pub review: Arc<dyn ReviewDesk>,
     pub insight: Arc<dyn Insight>,
+    pub oncall: Arc<dyn OnCall>,
 }

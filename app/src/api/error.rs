@@ -16,6 +16,10 @@ pub enum AppError {
     /// The CSRF token did not match.
     #[error("the form has expired; reload the page and try again")]
     FormExpired,
+    /// Refused for a reason about this person and this thing (e.g. reviewing their own
+    /// override), not their role.
+    #[error("{0}")]
+    NotAllowed(String),
     #[error("{0}")]
     Invalid(String),
     #[error("{0}")]
@@ -38,7 +42,7 @@ impl AppError {
     pub fn status(&self) -> u16 {
         match self {
             AppError::Unauthenticated => 401,
-            AppError::Forbidden(_) | AppError::FormExpired => 403,
+            AppError::Forbidden(_) | AppError::NotAllowed(_) | AppError::FormExpired => 403,
             AppError::Invalid(_) | AppError::Conflict(_) => 400,
             AppError::NotFound => 404,
             AppError::Internal(_) | AppError::Protocol(_) => 500,

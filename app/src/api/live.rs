@@ -21,6 +21,34 @@ pub enum LiveEvent {
     GrantsChanged(GrantChanged),
     /// A user was added or changed.
     UsersChanged(UserChanged),
+    /// Break-glass started or ended: every override now in force.
+    BreakGlass(BreakGlassBoard),
+    /// A held call went unanswered past its escalation time.
+    CallEscalated(CallEscalated),
+    /// An override was recorded or acknowledged: how many await acknowledgement.
+    OverridesChanged(OverridesChanged),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BreakGlassBoard {
+    pub active: Vec<super::BreakGlassView>,
+    /// What changed, for notifications: `started` or `ended` (with who and why).
+    pub change: String,
+    pub user: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallEscalated {
+    pub item: QueueItem,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverridesChanged {
+    pub awaiting: u64,
+    /// The call just overridden (absent when one was acknowledged).
+    pub call_id: Option<String>,
+    pub by: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,7 +92,7 @@ pub struct UserChanged {
 
 impl LiveEvent {
     /// Every kind, for clients that subscribe to SSE events by name.
-    pub const KINDS: [&'static str; 7] = [
+    pub const KINDS: [&'static str; 10] = [
         "hello",
         "resync",
         "call_pending",
@@ -72,6 +100,9 @@ impl LiveEvent {
         "call_updated",
         "grants_changed",
         "users_changed",
+        "break_glass",
+        "call_escalated",
+        "overrides_changed",
     ];
 
     /// The SSE event name.
@@ -84,6 +115,9 @@ impl LiveEvent {
             LiveEvent::CallUpdated(_) => "call_updated",
             LiveEvent::GrantsChanged(_) => "grants_changed",
             LiveEvent::UsersChanged(_) => "users_changed",
+            LiveEvent::BreakGlass(_) => "break_glass",
+            LiveEvent::CallEscalated(_) => "call_escalated",
+            LiveEvent::OverridesChanged(_) => "overrides_changed",
         }
     }
 
@@ -97,6 +131,9 @@ impl LiveEvent {
             LiveEvent::CallUpdated(v) => serde_json::to_string(v),
             LiveEvent::GrantsChanged(v) => serde_json::to_string(v),
             LiveEvent::UsersChanged(v) => serde_json::to_string(v),
+            LiveEvent::BreakGlass(v) => serde_json::to_string(v),
+            LiveEvent::CallEscalated(v) => serde_json::to_string(v),
+            LiveEvent::OverridesChanged(v) => serde_json::to_string(v),
         };
         r.unwrap_or_else(|_| "null".into())
     }
@@ -113,6 +150,9 @@ impl LiveEvent {
             "call_updated" => LiveEvent::CallUpdated(from_str(data).ok()?),
             "grants_changed" => LiveEvent::GrantsChanged(from_str(data).ok()?),
             "users_changed" => LiveEvent::UsersChanged(from_str(data).ok()?),
+            "break_glass" => LiveEvent::BreakGlass(from_str(data).ok()?),
+            "call_escalated" => LiveEvent::CallEscalated(from_str(data).ok()?),
+            "overrides_changed" => LiveEvent::OverridesChanged(from_str(data).ok()?),
             _ => return None,
         };
         Some(event)
@@ -124,6 +164,7 @@ impl LiveEvent {
             LiveEvent::CallPending(i) => Some(&i.id),
             LiveEvent::CallDecided(d) => Some(&d.id),
             LiveEvent::CallUpdated(u) => Some(&u.id),
+            LiveEvent::CallEscalated(e) => Some(&e.item.id),
             _ => None,
         }
     }
@@ -149,11 +190,12 @@ mod tests {
             expires_at_ms: Some(2),
             approvers_required: 2,
             approvals: vec!["user:x".into()],
+            escalated: true,
         };
         vec![
             LiveEvent::Hello(Position { seq: 3 }),
             LiveEvent::Resync(ResyncReason { reason: "gap".into() }),
-            LiveEvent::CallPending(item),
+            LiveEvent::CallPending(item.clone()),
             LiveEvent::CallDecided(CallDecided {
                 id: "tc_1".into(),
                 status: "approved".into(),
@@ -173,6 +215,24 @@ mod tests {
                 active: false,
             }),
             LiveEvent::UsersChanged(UserChanged { user: 7 }),
+            LiveEvent::BreakGlass(BreakGlassBoard {
+                active: vec![super::super::BreakGlassView {
+                    id: "bg_1".into(),
+                    user: "user:olga".into(),
+                    justification: "db down".into(),
+                    started_at_ms: 1,
+                    ends_at_ms: 2,
+                }],
+                change: "started".into(),
+                user: "user:olga".into(),
+                reason: "db down".into(),
+            }),
+            LiveEvent::CallEscalated(CallEscalated { item: item.clone() }),
+            LiveEvent::OverridesChanged(OverridesChanged {
+                awaiting: 3,
+                call_id: Some("tc_1".into()),
+                by: Some("user:olga".into()),
+            }),
         ]
     }
 

@@ -37,6 +37,8 @@ impl Role {
             RevealSecrets => matches!(self, Admin | Oncall),
             ReadAudit => matches!(self, Admin | Auditor),
             ManageUsers => self == Admin,
+            BreakGlass => self == Oncall,
+            AcknowledgeOverrides => matches!(self, Admin | Reviewer | Oncall),
         }
     }
 }
@@ -56,6 +58,10 @@ pub enum Permission {
     ReadStats,
     /// People and roles (the admin page).
     ManageUsers,
+    /// Start a break-glass override and release held calls under it.
+    BreakGlass,
+    /// Agree with or flag another person's override (post-hoc review).
+    AcknowledgeOverrides,
 }
 
 impl std::str::FromStr for Role {
@@ -92,6 +98,64 @@ pub struct SessionInfo {
     /// May read the audit trail: the role's right, or reviewers by configuration.
     #[serde(default)]
     pub reads_audit: bool,
+    /// Break-glass overrides in force when the page was rendered (the banner).
+    #[serde(default)]
+    pub break_glass: Vec<BreakGlassView>,
+}
+
+/// A break-glass override in force: who, why, and until when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BreakGlassView {
+    pub id: String,
+    /// `user:NAME`.
+    pub user: String,
+    pub justification: String,
+    pub started_at_ms: i64,
+    pub ends_at_ms: i64,
+}
+
+/// A call released under break-glass and its post-hoc review.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverrideView {
+    pub call_id: String,
+    pub tool: String,
+    pub agent: String,
+    pub risk: String,
+    /// `user:NAME` of the on-call person.
+    pub by: String,
+    pub at_ms: i64,
+    pub justification: String,
+    pub acknowledged_by: Option<String>,
+    pub acknowledged_at_ms: Option<i64>,
+    /// `agree` or `flag` once acknowledged.
+    pub verdict: Option<String>,
+    pub note: Option<String>,
+}
+
+/// What a decision link from a notification proposes, for its confirm page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkView {
+    pub call_id: String,
+    /// `approve` or `reject`.
+    pub verdict: String,
+    pub tool: String,
+    pub agent: String,
+    pub risk: String,
+    pub reason: String,
+    /// The call's status now (a link to a decided call decides nothing).
+    pub status: String,
+}
+
+/// Overrides awaiting acknowledgement (oldest first) and the latest acknowledged ones.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverrideList {
+    pub awaiting: Vec<OverrideView>,
+    /// How many await acknowledgement in all (the list shows the oldest 200).
+    pub awaiting_total: u64,
+    pub acknowledged: Vec<OverrideView>,
+    pub now_ms: i64,
+    /// The longest break-glass an on-call person may start, in minutes.
+    pub max_minutes: i64,
 }
 
 /// Put into request extensions by the server's auth middleware.
@@ -139,6 +203,9 @@ pub struct QueueItem {
     /// Reviewers who approved so far (`user:NAME`), for calls that need several.
     #[serde(default)]
     pub approvals: Vec<String>,
+    /// Unanswered past its escalation time: on-call was told.
+    #[serde(default)]
+    pub escalated: bool,
 }
 
 /// What the queue page asks for: filters, order and page. It lives in the page's URL
@@ -246,6 +313,9 @@ pub struct QueueSnapshot {
     pub tools: Vec<Facet>,
     pub agents: Vec<Facet>,
     pub risks: Vec<Facet>,
+    /// Break-glass releases nobody has acknowledged yet.
+    #[serde(default)]
+    pub overrides_awaiting: u64,
 }
 
 /// A recent call of the same session, for context on the review page.
@@ -293,6 +363,9 @@ pub struct CallDetail {
     pub grantable: bool,
     /// Why not, when it may not (shown where the grant option would be).
     pub not_grantable: Option<String>,
+    /// May on-call staff release this call under break-glass (the tool allows it)?
+    #[serde(default)]
+    pub break_glass: bool,
     pub session: Vec<SessionCall>,
     pub result: Option<String>,
     pub now_ms: i64,
@@ -417,6 +490,7 @@ mod tests {
             expires_at_ms: None,
             approvers_required: 1,
             approvals: vec![],
+            escalated: false,
         };
         let by = |tool: &str, risk: &str| QueueQuery {
             tool: tool.into(),
@@ -543,6 +617,22 @@ impl DecisionSource {
             DecisionSource::Expiry => "expiry",
             DecisionSource::Agent => "agent",
         }
+    }
+
+    /// The source of a call's decision as it stands (`None` while pending). A call an
+    /// approve-all grant released on arrival is `decided_by` `grant:ID`.
+    pub fn of(status: CallStatus, decided_by: Option<&str>) -> Option<DecisionSource> {
+        Some(match status {
+            CallStatus::Pending => return None,
+            CallStatus::Allowed if decided_by.is_some_and(|b| b.starts_with("grant:")) => DecisionSource::Grant,
+            CallStatus::Allowed | CallStatus::Denied => DecisionSource::Policy,
+            CallStatus::Approved | CallStatus::Modified | CallStatus::Rejected | CallStatus::Skipped => {
+                DecisionSource::Reviewer
+            }
+            CallStatus::Overridden => DecisionSource::Override,
+            CallStatus::Expired => DecisionSource::Expiry,
+            CallStatus::Cancelled => DecisionSource::Agent,
+        })
     }
 }
 

@@ -3,8 +3,9 @@
 //! CSRF token as its first argument (forms carry it as a hidden field) and checks it.
 
 use super::{
-    AppError, AuditPage, AuditQuery, CallDetail, ChainCheck, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery,
-    QueueSnapshot, Role, SessionInfo, StatsSummary, TraceKind, TraceView, UserView, Verdict,
+    AppError, AuditPage, AuditQuery, BreakGlassView, CallDetail, ChainCheck, DecisionOutcome, GrantList,
+    GrantScopeKind, LinkView, OverrideList, QueueQuery, QueueSnapshot, Role, SessionInfo, StatsSummary, TraceKind,
+    TraceView, UserView, Verdict,
 };
 // Only the server-side bodies check permissions.
 #[cfg(feature = "ssr")]
@@ -88,10 +89,15 @@ pub fn session_from_request() -> SessionInfo {
             .map(|s| s.insight.audit_open_to(u.role))
             .unwrap_or_else(|_| u.role.may(Permission::ReadAudit))
     });
+    let break_glass = match (&a.user, guard::services()) {
+        (Some(_), Ok(s)) => s.oncall.break_glass_now(),
+        _ => Vec::new(),
+    };
     SessionInfo {
         user: a.user,
         csrf_token: a.csrf_token.unwrap_or_default(),
         reads_audit,
+        break_glass,
     }
 }
 
@@ -289,6 +295,90 @@ pub async fn revoke_grant(csrf_token: String, id: String) -> Result<(), AppError
     guard::services()?
         .review
         .revoke_grant(&actor, &id)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// Start break-glass: re-enter the password, say why, and for how long (minutes, at most
+/// the configured maximum). Every signed-in person sees the banner at once.
+#[server(endpoint = "oncall/start")]
+pub async fn start_break_glass(
+    csrf_token: String,
+    password: String,
+    justification: String,
+    minutes: i64,
+) -> Result<BreakGlassView, AppError> {
+    let actor = guard::require_csrf(Permission::BreakGlass, &csrf_token)?;
+    guard::services()?
+        .oncall
+        .start_break_glass(&actor, &password, &justification, minutes)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// End a break-glass now (its owner, or an admin).
+#[server(endpoint = "oncall/end")]
+pub async fn end_break_glass(csrf_token: String, id: String) -> Result<(), AppError> {
+    let actor = guard::require_csrf(Permission::ReadCalls, &csrf_token)?;
+    guard::services()?
+        .oncall
+        .end_break_glass(&actor, &id)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// Release a held call under the caller's break-glass (recorded as an override).
+#[server(endpoint = "oncall/override")]
+pub async fn override_call(csrf_token: String, id: String) -> Result<DecisionOutcome, AppError> {
+    let actor = guard::require_csrf(Permission::BreakGlass, &csrf_token)?;
+    Ok(guard::services()?.oncall.override_call(&actor, &id).await)
+}
+
+/// Overrides awaiting acknowledgement and the latest acknowledged ones.
+#[server(endpoint = "oncall/overrides", input = GetUrl)]
+pub async fn list_overrides() -> Result<OverrideList, AppError> {
+    guard::require(Permission::ReadCalls)?;
+    guard::services()?.oncall.overrides().await.map_err(guard::map_err)
+}
+
+/// Agree with or flag (with a note) someone else's override.
+#[server(endpoint = "oncall/acknowledge")]
+pub async fn acknowledge_override(
+    csrf_token: String,
+    call_id: String,
+    agree: bool,
+    #[server(default)] note: String,
+) -> Result<(), AppError> {
+    let actor = guard::require_csrf(Permission::AcknowledgeOverrides, &csrf_token)?;
+    guard::services()?
+        .oncall
+        .acknowledge(&actor, &call_id, agree, &note)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// What a decision link from a notification proposes (opening it decides nothing).
+#[server(endpoint = "links/open", input = GetUrl)]
+pub async fn open_link(token: String) -> Result<LinkView, AppError> {
+    guard::require(Permission::ReadCalls)?;
+    guard::services()?
+        .oncall
+        .open_link(&token)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// Decide as a decision link proposes: signed in, with the form's token, once per link.
+#[server(endpoint = "links/confirm")]
+pub async fn confirm_link(
+    csrf_token: String,
+    token: String,
+    #[server(default)] reason: String,
+) -> Result<DecisionOutcome, AppError> {
+    let actor = guard::require_csrf(Permission::Decide, &csrf_token)?;
+    guard::services()?
+        .oncall
+        .confirm_link(&actor, &token, &reason)
         .await
         .map_err(guard::map_err)
 }

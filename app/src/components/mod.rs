@@ -1,3 +1,4 @@
+pub mod break_glass;
 pub mod clock;
 pub mod diff;
 pub mod json;

@@ -2,6 +2,7 @@
 //! theme switch and sign-out; plus the session context pages read.
 
 use crate::api::{Role, SessionInfo, CSRF_FIELD};
+use crate::components::break_glass::{provide_board, BreakGlassBanner};
 use crate::components::live::{provide_live, LiveConnector, LiveIndicator};
 use crate::routes;
 use leptos::prelude::*;
@@ -46,6 +47,10 @@ pub fn session_json(info: &SessionInfo) -> String {
 #[component]
 pub fn Layout(children: Children) -> impl IntoView {
     provide_live();
+    let signed_in = use_session().user.is_some();
+    if signed_in {
+        provide_board();
+    }
     let bar = use_session()
         .user
         .map(|u| view! { <SignedInBar role=u.role username=u.username csrf_token=use_session().csrf_token/> });
@@ -61,6 +66,7 @@ pub fn Layout(children: Children) -> impl IntoView {
     view! {
         <a class="skip" href="#main">"Skip to content"</a>
         <Header>{bar}</Header>
+        {signed_in.then(|| view! { <BreakGlassBanner/> })}
         <main id="main" tabindex="-1">{children()}</main>
     }
 }

@@ -1,9 +1,11 @@
 pub mod admin;
 pub mod audit;
+pub mod confirm;
 pub mod grants;
 pub mod home;
 pub mod login;
 pub mod not_found;
+pub mod oncall;
 pub mod queue;
 pub mod review;
 pub mod stats;

@@ -109,6 +109,7 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
     let total = RwSignal::new(snapshot.total);
     let matching = RwSignal::new(snapshot.matching);
     let more_arrived = RwSignal::new(0u64);
+    let overrides = RwSignal::new(snapshot.overrides_awaiting);
     let arrived = RwSignal::new(None::<QueueItem>);
     let selected = RwSignal::new(BTreeSet::<String>::new());
     let cursor = RwSignal::new(0usize);
@@ -123,6 +124,7 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
             if let Ok(s) = get_queue(q).await {
                 base_seq.set_value(s.seq);
                 total.set(s.total);
+                overrides.set(s.overrides_awaiting);
                 matching.set(s.matching);
                 more_arrived.set(0);
                 rows.update(|rs| {
@@ -189,6 +191,14 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
                     }
                 });
             }
+            LiveEvent::CallEscalated(x) => {
+                rows.update(|rs| {
+                    if let Some(r) = rs.iter_mut().find(|r| r.item.id == x.item.id) {
+                        r.item.escalated = true;
+                    }
+                });
+            }
+            LiveEvent::OverridesChanged(o) => overrides.set(o.awaiting),
             _ => {}
         }
     });
@@ -282,6 +292,14 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
                     format!(" {} match the filters.", grouped(matching.get()))
                 })}
             </p>
+            <Show when=move || { overrides.get() > 0 }>
+                <p data-testid="overrides-awaiting-count">
+                    <a href="/oncall">{move || match overrides.get() {
+                        1 => "1 break-glass override awaits review".to_string(),
+                        n => format!("{} break-glass overrides await review", grouped(n)),
+                    }}</a>
+                </p>
+            </Show>
             <NotifyToggle arrived/>
         </div>
         <QueueFilters facets query=q active/>
@@ -296,7 +314,7 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
             <ol class="queue" data-testid="queue" start=(first + 1).to_string()>
                 <For
                     each=move || rows.get().into_iter().enumerate()
-                    key=|(i, r)| (*i, r.item.id.clone(), r.decided.clone(), r.item.approvals.len())
+                    key=|(i, r)| (*i, r.item.id.clone(), r.decided.clone(), r.item.approvals.len(), r.item.escalated)
                     children=move |(i, r)| view! { <QueueRow row=r index=i cursor selected clock can_decide/> }
                 />
             </ol>
@@ -449,6 +467,7 @@ fn QueueRow(
                 <a class="qtool" href=href>{item.tool.clone()}</a>
                 <span class=format!("risk risk-{}", item.risk)>{item.risk.clone()}</span>
                 {item.destructive.then(|| view! { <span class="tag warn">"destructive"</span> })}
+                {item.escalated.then(|| view! { <span class="tag escalated" data-testid="escalated">"escalated"</span> })}
                 {item.server.clone().map(|s| view! { <span class="tag">{format!("MCP {s}")}</span> })}
                 <p class="why">
                     {item.rule.clone().map(|r| view! { <code>{r}</code>" · " })}

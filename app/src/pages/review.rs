@@ -2,9 +2,10 @@
 //! and the decision buttons. A modification is shown as a diff before it is released.
 
 use crate::api::{
-    error_text, get_call, who, CallDetail, Decide, DecisionOutcome, GrantScopeKind, LiveEvent, Permission,
-    RevealArguments, SessionInfo, Verdict,
+    error_text, get_call, who, CallDetail, Decide, DecisionOutcome, GrantScopeKind, LiveEvent, OverrideCall,
+    Permission, RevealArguments, SessionInfo, Verdict,
 };
+use crate::components::break_glass::on_break_glass;
 use crate::components::clock::{countdown, span, start_clock, Clock};
 use crate::components::diff::Diff;
 use crate::components::json::JsonView;
@@ -38,12 +39,25 @@ fn ReviewLoader() -> impl IntoView {
     let reload = RwSignal::new(0u32);
     // Lives above the reloading part so its message stays after the call changes state.
     let act = ServerAction::<Decide>::new();
+    let ov = ServerAction::<OverrideCall>::new();
     let detail = Resource::new(move || (id(), reload.get()), |(id, _)| get_call(id));
     // The page stays mounted when a link opens another call: its message belongs to the last one.
-    Effect::watch(id, move |_, _, _| act.value().set(None), false);
+    Effect::watch(
+        id,
+        move |_, _, _| {
+            act.value().set(None);
+            ov.value().set(None);
+        },
+        false,
+    );
     // A successful decision reloads the call (it is no longer pending).
     Effect::new(move |_| {
         if let Some(Ok(DecisionOutcome { ok: true, .. })) = act.value().get() {
+            reload.update(|n| *n += 1);
+        }
+    });
+    Effect::new(move |_| {
+        if let Some(Ok(DecisionOutcome { ok: true, .. })) = ov.value().get() {
             reload.update(|n| *n += 1);
         }
     });
@@ -62,12 +76,18 @@ fn ReviewLoader() -> impl IntoView {
             }.into_any(),
             Err(e) => view! { <p class="error" role="alert" data-testid="decision-message">{error_text(&e)}</p> }.into_any(),
         })}
+        {move || ov.value().get().map(|r| match r {
+            Ok(o) => view! {
+                <p class=if o.ok { "notice" } else { "error" } role="status" data-testid="override-message">{o.message}</p>
+            }.into_any(),
+            Err(e) => view! { <p class="error" role="alert" data-testid="override-message">{error_text(&e)}</p> }.into_any(),
+        })}
         <Transition fallback=|| view! { <p class="muted">"Loading the call…"</p> }>
             {move || {
                 let csrf = csrf.clone();
                 Suspend::new(async move {
                 match detail.await {
-                    Ok(d) => view! { <ReviewView detail=d csrf can_decide can_reveal act/> }.into_any(),
+                    Ok(d) => view! { <ReviewView detail=d csrf can_decide can_reveal act ov/> }.into_any(),
                     Err(e) => view! {
                         <section class="card narrow">
                             <h1>"Call not found"</h1>
@@ -88,8 +108,10 @@ fn ReviewView(
     can_decide: bool,
     can_reveal: bool,
     act: ServerAction<Decide>,
+    ov: ServerAction<OverrideCall>,
 ) -> impl IntoView {
     let clock: Clock = start_clock(detail.now_ms);
+    let may_break_glass = use_session().user.is_some_and(|u| u.role.may(Permission::BreakGlass));
     let item = detail.item.clone();
     let pending = detail.status == "pending";
     let expires = item.expires_at_ms;
@@ -182,6 +204,9 @@ fn ReviewView(
             {(pending && can_decide).then(|| view! {
                 <Decisions detail=detail.clone() csrf=csrf.clone() can_reveal act/>
             }.into_any())}
+            {(pending && may_break_glass).then(|| view! {
+                <BreakGlassBox allowed=detail.break_glass id=item.id.clone() csrf=csrf.clone() ov/>
+            })}
             {(pending && !can_decide).then(|| view! {
                 <p class="card muted" data-testid="read-only">"Your role can read this call but not decide it."</p>
             })}
@@ -384,6 +409,37 @@ fn Decisions(detail: CallDetail, csrf: String, can_reveal: bool, act: ServerActi
                     </Show>
                 </div>
             </Show>
+        </section>
+    }
+}
+
+/// On-call staff: release this call under break-glass, or why they cannot.
+#[component]
+fn BreakGlassBox(allowed: bool, id: String, csrf: String, ov: ServerAction<OverrideCall>) -> impl IntoView {
+    let me = use_session()
+        .user
+        .map(|u| format!("user:{}", u.username))
+        .unwrap_or_default();
+    let on = move || on_break_glass(&me);
+    let (id, csrf) = (StoredValue::new(id), StoredValue::new(csrf));
+    view! {
+        <section class="card" aria-labelledby="bg-h" data-testid="break-glass-box">
+            <h2 id="bg-h">"Break-glass"</h2>
+            {if !allowed {
+                view! { <p class="muted">"The policy does not let break-glass release this tool (break_glass = false): a reviewer must decide it."</p> }.into_any()
+            } else {
+                view! {
+                    <Show when=on fallback=|| view! {
+                        <p class="muted">"In an emergency you may release this call without the usual approvals: "<a href="/oncall">"start break-glass"</a>" first."</p>
+                    }>
+                        <p class="muted">"Releases the call now, whatever approvals it still lacks. Recorded with your justification; another person reviews it afterwards."</p>
+                        <button type="button" class="reject" data-testid="override" disabled=move || ov.pending().get()
+                            on:click=move |_| { ov.dispatch(OverrideCall { csrf_token: csrf.get_value(), id: id.get_value() }); }>
+                            "Release under break-glass"
+                        </button>
+                    </Show>
+                }.into_any()
+            }}
         </section>
     }
 }

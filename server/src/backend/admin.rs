@@ -34,6 +34,10 @@ impl UserAdmin for ServerBackend {
             .await
             .map_err(map)?;
         tracing::info!(actor = %actor.username, user_id, role = %role, "role changed");
+        if role != Role::Oncall {
+            self.end_break_glass_of(actor, user_id, "the person is no longer on-call")
+                .await;
+        }
         self.hub.publish(LiveEvent::UsersChanged(UserChanged { user: user_id }));
         Ok(())
     }
@@ -46,7 +50,28 @@ impl UserAdmin for ServerBackend {
             .await
             .map_err(map)?;
         tracing::info!(actor = %actor.username, user_id, disabled, "user status changed");
+        if disabled {
+            self.end_break_glass_of(actor, user_id, "the account was disabled")
+                .await;
+        }
         self.hub.publish(LiveEvent::UsersChanged(UserChanged { user: user_id }));
         Ok(())
+    }
+}
+
+impl ServerBackend {
+    /// A break-glass does not outlive its owner's right to it.
+    async fn end_break_glass_of(&self, actor: &UserView, user_id: i64, reason: &str) {
+        let Ok(Some(u)) = users::by_id(&self.db, user_id).await else {
+            return;
+        };
+        let owner = format!("user:{}", u.view.username);
+        let active = self.board.read().unwrap_or_else(|p| p.into_inner()).clone();
+        for b in active.into_iter().filter(|b| b.user == owner) {
+            let by = format!("user:{}", actor.username);
+            if let Err(e) = self.ledger.end_break_glass(&b.id, &by, reason).await {
+                tracing::warn!(error = %e, "ending break-glass after a role change");
+            }
+        }
     }
 }

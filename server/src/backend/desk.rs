@@ -54,11 +54,16 @@ impl ReviewDesk for ServerBackend {
         {
             approvals.entry(call).or_default().push(user);
         }
+        let mut conn = self.db.acquire().await.map_err(read)?;
+        let escalated = store::queue::escalated_of(&mut conn, &ids).await.map_err(read)?;
+        let overrides_awaiting = crate::oncall::overrides::awaiting(&mut conn).await.map_err(read)?;
+        drop(conn);
         let items = rows
             .iter()
             .map(|r| {
                 let mut item = review::view::queue_item(&self.policy, r);
                 item.approvals = approvals.remove(&r.id).unwrap_or_default();
+                item.escalated = escalated.contains(&r.id);
                 item
             })
             .collect();
@@ -76,6 +81,7 @@ impl ReviewDesk for ServerBackend {
             tools: facets(tools),
             agents: facets(agents),
             risks: facets(risks),
+            overrides_awaiting,
         })
     }
 
@@ -151,6 +157,7 @@ impl ReviewDesk for ServerBackend {
                     })
                     .collect()
             },
+            break_glass: details.break_glass && self.policy.tool_info(&row.tool).is_some_and(|t| t.break_glass),
             grantable: details.grantable && row.approvers_required <= 1,
             not_grantable: details.not_grantable.or_else(|| {
                 (row.approvers_required > 1).then(|| {
@@ -456,7 +463,7 @@ fn current_arguments(policy: &Policy, row: &CallRow) -> (Value, Value) {
 }
 
 /// Why a decision was refused, as the reviewer reads it.
-fn refusal(e: ReviewError) -> String {
+pub(super) fn refusal(e: ReviewError) -> String {
     match e {
         ReviewError::AlreadyDecided { status, by } => format!("Already {status} by {}.", app::api::who(&by)),
         other => other.to_string(),

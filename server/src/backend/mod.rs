@@ -4,6 +4,7 @@
 mod admin;
 mod desk;
 mod insight;
+mod oncall;
 
 use crate::auth::{users as people, users::UserError, Password};
 use crate::ledger::Ledger;
@@ -38,6 +39,13 @@ pub struct ServerBackend {
     /// Secret lookups per user: each answers whether a guessed value was ever sent, so
     /// they are few (a burst of 10, then one every 6 s) as well as audited.
     pub lookups: Arc<governor::DefaultKeyedRateLimiter<String>>,
+    /// Password checks to start break-glass, per user (a burst of 5, then one a minute).
+    pub password_checks: Arc<governor::DefaultKeyedRateLimiter<String>>,
+    /// Break-glass in force, as the ledger last committed it.
+    pub board: Arc<std::sync::RwLock<Vec<app::api::BreakGlassView>>>,
+    pub break_glass_max_minutes: i64,
+    /// Opens decision links from notifications.
+    pub links: crate::notify::links::Linker,
 }
 
 /// Log an internal error and give the person a reference to quote.

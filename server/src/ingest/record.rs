@@ -296,7 +296,7 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
         created_at_ms: now,
         expires_at_ms: d.expires_at_ms,
         decided_at_ms: (status != CallStatus::Pending).then_some(now),
-        decided_by: None,
+        decided_by: d.grant_id.as_ref().map(|g| format!("grant:{g}")),
         comment: None,
         final_arguments: None,
         callback_url: p.callback_url.clone(),
@@ -375,6 +375,7 @@ impl Prepared {
             trust: &self.trust,
             turn_id: p.turn_id.as_deref(),
             pinned: r.pinned.as_deref(),
+            decided_by: r.decided_by.as_deref(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The shape of a call as agents see it (POST answer, GET, callbacks).
 
 use crate::store::calls::CallRow;
-use app::api::CallStatus;
+use app::api::{CallStatus, DecisionSource};
 use policy::{Layer, Risk};
 use serde::Serialize;
 use serde_json::Value;
@@ -52,8 +52,13 @@ pub struct ToolCall {
     pub approvers_required: i64,
     pub created_at: String,
     pub decided_at: Option<String>,
-    /// `user:<name>`, `agent:<id>` (cancel) or `system` (expiry); `null` for policy decisions.
+    /// `user:<name>`, `agent:<id>` (cancel), `grant:<id>` (an approve-all grant) or
+    /// `system` (expiry); `null` for policy decisions.
     pub decided_by: Option<String>,
+    /// Who or what decided: policy | grant | reviewer | override (on-call under
+    /// break-glass) | expiry | agent; `null` while pending.
+    #[schema(value_type = Option<String>)]
+    pub source: Option<DecisionSource>,
     /// The reviewer's comment (the reason of a rejection).
     pub comment: Option<String>,
     /// ok | error once the agent reported the outcome.
@@ -95,7 +100,9 @@ pub fn call_view(row: &CallRow, sealer: &crate::store::sealed::Sealer) -> ToolCa
     };
     let arguments = if !row.status.executable() {
         Value::Null
-    } else if row.status == CallStatus::Modified {
+    } else if row.status == CallStatus::Modified
+        || (row.status == CallStatus::Overridden && row.final_arguments.is_some())
+    {
         row.final_arguments.as_deref().map_or(Value::Null, open)
     } else {
         open(&row.arguments)
@@ -122,6 +129,7 @@ pub fn call_view(row: &CallRow, sealer: &crate::store::sealed::Sealer) -> ToolCa
         created_at: rfc3339(row.created_at_ms),
         decided_at: row.decided_at_ms.map(rfc3339),
         decided_by: row.decided_by.clone(),
+        source: DecisionSource::of(row.status, row.decided_by.as_deref()),
         comment: row.comment.clone(),
         result: row.result_outcome.clone(),
         pinned: row

@@ -5,7 +5,7 @@ use crate::callbacks::CallbackAttempt;
 use crate::ingest::record::{IngestJob, Ingested, Outcome};
 use crate::review::{Review, ReviewError, Reviewed};
 use crate::store::calls::CallRow;
-use app::api::CallStatus;
+use app::api::{BreakGlassView, CallStatus};
 use tokio::sync::{mpsc, oneshot};
 
 /// What a handler may ask the ledger to do.
@@ -46,6 +46,40 @@ pub enum Command {
         by: String,
         reason: String,
         reply: oneshot::Sender<Result<(), ReviewError>>,
+    },
+    /// Start break-glass for `user` (checked and cleaned by the caller).
+    StartBreakGlass {
+        user: String,
+        justification: String,
+        minutes: i64,
+        reply: oneshot::Sender<Result<BreakGlassView, ReviewError>>,
+    },
+    /// End break-glass `id` now; answers whether it was in force.
+    EndBreakGlass {
+        id: String,
+        by: String,
+        reason: String,
+        reply: oneshot::Sender<bool>,
+    },
+    /// Release a held call under `user`'s break-glass.
+    Override {
+        call_id: String,
+        user: String,
+        reply: oneshot::Sender<Result<Reviewed, ReviewError>>,
+    },
+    /// Agree with or flag an override.
+    Acknowledge {
+        call_id: String,
+        user: String,
+        agree: bool,
+        note: Option<String>,
+        reply: oneshot::Sender<Result<(), ReviewError>>,
+    },
+    /// Escalate those of `ids` still held; answers how many.
+    Escalate {
+        ids: Vec<String>,
+        now_ms: i64,
+        reply: oneshot::Sender<usize>,
     },
 }
 
@@ -145,6 +179,74 @@ impl Ledger {
         .await
         .map_err(|_| ReviewError::Unavailable)?;
         rx.await.map_err(|_| ReviewError::Unavailable)?
+    }
+
+    pub async fn start_break_glass(
+        &self,
+        user: &str,
+        justification: &str,
+        minutes: i64,
+    ) -> Result<BreakGlassView, ReviewError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::StartBreakGlass {
+            user: user.into(),
+            justification: justification.into(),
+            minutes,
+            reply,
+        })
+        .await
+        .map_err(|_| ReviewError::Unavailable)?;
+        rx.await.map_err(|_| ReviewError::Unavailable)?
+    }
+
+    pub async fn end_break_glass(&self, id: &str, by: &str, reason: &str) -> Result<bool, LedgerError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::EndBreakGlass {
+            id: id.into(),
+            by: by.into(),
+            reason: reason.into(),
+            reply,
+        })
+        .await?;
+        rx.await.map_err(|_| LedgerError::Unavailable)
+    }
+
+    pub async fn override_call(&self, call_id: &str, user: &str) -> Result<Reviewed, ReviewError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Override {
+            call_id: call_id.into(),
+            user: user.into(),
+            reply,
+        })
+        .await
+        .map_err(|_| ReviewError::Unavailable)?;
+        rx.await.map_err(|_| ReviewError::Unavailable)?
+    }
+
+    pub async fn acknowledge(
+        &self,
+        call_id: &str,
+        user: &str,
+        agree: bool,
+        note: Option<String>,
+    ) -> Result<(), ReviewError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Acknowledge {
+            call_id: call_id.into(),
+            user: user.into(),
+            agree,
+            note,
+            reply,
+        })
+        .await
+        .map_err(|_| ReviewError::Unavailable)?;
+        rx.await.map_err(|_| ReviewError::Unavailable)?
+    }
+
+    pub async fn escalate(&self, ids: Vec<String>, now_ms: i64) -> Result<usize, LedgerError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Escalate { ids, now_ms, reply }).await?;
+        rx.await.map_err(|_| LedgerError::Unavailable)
     }
 
     /// Record an event and wait until it is committed.

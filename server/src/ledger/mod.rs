@@ -15,6 +15,7 @@ use crate::audit::{self, Head, NewEvent};
 use crate::callbacks;
 use crate::expiry;
 use crate::ingest::record::{self, IngestJob, Ingested};
+use crate::oncall::{self, break_glass::Board};
 use crate::realtime::{waiters::Waiters, Hub};
 use crate::retention;
 use crate::review::grants::{self, GrantState};
@@ -23,7 +24,7 @@ use crate::store::calls::{self, CallRow};
 use crate::store::review as reviews;
 use crate::store::usage::UsageState;
 use crate::store::{self, Db};
-use app::api::{CallDecided, LiveEvent};
+use app::api::{BreakGlassView, CallDecided, LiveEvent};
 use policy::Policy;
 use sqlx::SqliteConnection;
 use std::collections::HashMap;
@@ -55,6 +56,11 @@ enum Reply {
         Result<Reviewed, ReviewError>,
     ),
     Revoke(oneshot::Sender<Result<(), ReviewError>>, Result<(), ReviewError>),
+    BreakGlass(
+        oneshot::Sender<Result<BreakGlassView, ReviewError>>,
+        Result<BreakGlassView, ReviewError>,
+    ),
+    Flag(oneshot::Sender<bool>, bool),
     Ack(oneshot::Sender<Result<(), LedgerError>>),
     None,
 }
@@ -75,6 +81,10 @@ impl Reply {
             (Reply::Review(tx, _), false) => drop(tx.send(Err(ReviewError::Unavailable))),
             (Reply::Revoke(tx, v), true) => drop(tx.send(v)),
             (Reply::Revoke(tx, _), false) => drop(tx.send(Err(ReviewError::Unavailable))),
+            (Reply::BreakGlass(tx, v), true) => drop(tx.send(v)),
+            (Reply::BreakGlass(tx, _), false) => drop(tx.send(Err(ReviewError::Unavailable))),
+            (Reply::Flag(tx, v), true) => drop(tx.send(v)),
+            (Reply::Flag(tx, _), false) => drop(tx.send(false)),
             (Reply::Ack(tx), true) => drop(tx.send(Ok(()))),
             (Reply::Ack(tx), false) => drop(tx.send(Err(gone()))),
             (Reply::None, _) => {}
@@ -90,6 +100,8 @@ pub struct Effects {
     publish: Vec<LiveEvent>,
     wake: Vec<String>,
     callbacks: bool,
+    /// The break-glass board after this batch, when it changed.
+    board: Option<Vec<BreakGlassView>>,
 }
 
 /// Rules the ledger enforces beyond the policy.
@@ -123,6 +135,8 @@ pub struct Shared {
     pub waiters: Arc<Waiters>,
     /// Woken when a callback is queued.
     pub callbacks: Arc<Notify>,
+    /// Break-glass in force, as committed (pages read it for the banner).
+    pub board: Arc<std::sync::RwLock<Vec<BreakGlassView>>>,
 }
 
 /// What the writer keeps in memory between batches (it is the only writer, so this is
@@ -140,6 +154,10 @@ pub struct State {
     pub recent: recent::RecentMessages,
     /// The last call (rowid) the retention sweep reached.
     pub retained_to: i64,
+    /// Break-glass in force, by user.
+    pub break_glass: Board,
+    /// Overrides nobody has reviewed yet.
+    pub overrides_awaiting: u64,
 }
 
 impl State {
@@ -164,6 +182,12 @@ impl State {
         for (agent, message, id) in messages.iter().rev() {
             recent.insert(agent, message, id, now);
         }
+        let break_glass = Board::load(&mut conn, now)
+            .await
+            .map_err(|e| format!("loading break-glass: {e}"))?;
+        let overrides_awaiting = oncall::overrides::awaiting(&mut conn)
+            .await
+            .map_err(|e| format!("counting overrides: {e}"))?;
         drop(conn);
         let grants = reviews::active_grants(db, store::now_ms())
             .await
@@ -177,6 +201,8 @@ impl State {
             pending,
             recent,
             retained_to: 0,
+            break_glass,
+            overrides_awaiting,
         })
     }
 }
@@ -194,6 +220,11 @@ impl Tx<'_> {
     /// Append an event to the audit chain.
     pub async fn audit(&mut self, now_ms: i64, ev: &NewEvent) -> Result<(), sqlx::Error> {
         audit::append(self.conn, self.head, now_ms, ev).await.map(drop)
+    }
+
+    /// The break-glass board changed: pages read the new one once committed.
+    pub fn set_board(&mut self, board: Vec<BreakGlassView>) {
+        self.fx.board = Some(board);
     }
 
     /// Tell the dashboards, once committed.
@@ -245,6 +276,7 @@ pub async fn start(
     settings: Settings,
 ) -> Result<(Ledger, tokio::task::JoinHandle<()>), String> {
     let state = State::load(&db, policy, settings).await?;
+    *shared.board.write().unwrap_or_else(|p| p.into_inner()) = state.break_glass.list();
     let (tx, rx) = mpsc::channel(QUEUE);
     let task = tokio::spawn(Writer { db, state, shared }.run(rx));
     Ok((Ledger { tx }, task))
@@ -271,13 +303,19 @@ impl Writer {
             // The in-memory state may hold changes of the lost batch: reload it.
             let (policy, settings) = (self.state.policy.clone(), self.state.settings.clone());
             match State::load(&self.db, policy, settings).await {
-                Ok(s) => self.state = s,
+                Ok(s) => {
+                    *self.shared.board.write().unwrap_or_else(|p| p.into_inner()) = s.break_glass.list();
+                    self.state = s;
+                }
                 Err(e) => tracing::error!(error = %e, "ledger state not reloaded"),
             }
             for r in fx.replies {
                 r.send(false);
             }
             return;
+        }
+        if let Some(board) = fx.board {
+            *self.shared.board.write().unwrap_or_else(|p| p.into_inner()) = board;
         }
         for r in fx.replies {
             r.send(true);
@@ -368,7 +406,7 @@ async fn apply(tx: &mut Tx<'_>, cmd: Command) -> Result<(), (sqlx::Error, Reply)
             Ok(r) => Reply::Row(reply, Box::new(r)),
             Err(e) => return Err((e, Reply::Row(reply, Box::new(Err(LedgerError::Unavailable))))),
         },
-        Command::Expire { now_ms, reply } => match expiry::expire(tx, now_ms).await {
+        Command::Expire { now_ms, reply } => match expire_all(tx, now_ms).await {
             Ok(n) => Reply::Count(reply, n),
             Err(e) => return Err((e, Reply::Count(reply, 0))),
         },
@@ -396,9 +434,50 @@ async fn apply(tx: &mut Tx<'_>, cmd: Command) -> Result<(), (sqlx::Error, Reply)
             Ok(found) => Reply::Revoke(reply, if found { Ok(()) } else { Err(ReviewError::GrantNotFound) }),
             Err(e) => return Err((e, Reply::Revoke(reply, Err(ReviewError::Unavailable)))),
         },
+        Command::StartBreakGlass {
+            user,
+            justification,
+            minutes,
+            reply,
+        } => match oncall::break_glass::start(tx, &user, &justification, minutes, store::now_ms()).await {
+            Ok(v) => Reply::BreakGlass(reply, v),
+            Err(e) => return Err((e, Reply::BreakGlass(reply, Err(ReviewError::Unavailable)))),
+        },
+        Command::EndBreakGlass { id, by, reason, reply } => {
+            match oncall::break_glass::end(tx, &id, &by, &reason, store::now_ms()).await {
+                Ok(v) => Reply::Flag(reply, v),
+                Err(e) => return Err((e, Reply::Flag(reply, false))),
+            }
+        }
+        Command::Override { call_id, user, reply } => {
+            match oncall::overrides::release(tx, &call_id, &user, store::now_ms()).await {
+                Ok(v) => Reply::Review(reply, v),
+                Err(e) => return Err((e, Reply::Review(reply, Err(ReviewError::Unavailable)))),
+            }
+        }
+        Command::Acknowledge {
+            call_id,
+            user,
+            agree,
+            note,
+            reply,
+        } => match oncall::overrides::acknowledge(tx, &call_id, &user, agree, note.as_deref(), store::now_ms()).await {
+            Ok(v) => Reply::Revoke(reply, v),
+            Err(e) => return Err((e, Reply::Revoke(reply, Err(ReviewError::Unavailable)))),
+        },
+        Command::Escalate { ids, now_ms, reply } => match oncall::escalation::escalate(tx, &ids, now_ms).await {
+            Ok(n) => Reply::Count(reply, n),
+            Err(e) => return Err((e, Reply::Count(reply, 0))),
+        },
     };
     tx.fx.replies.push(reply);
     Ok(())
+}
+
+/// Held calls past their expiry, and break-glass past its end, both at `now`.
+async fn expire_all(tx: &mut Tx<'_>, now: i64) -> Result<usize, sqlx::Error> {
+    oncall::break_glass::end_due(tx, now).await?;
+    expiry::expire(tx, now).await
 }
 
 type IngestReply = oneshot::Sender<Result<Ingested, LedgerError>>;

@@ -37,6 +37,7 @@ pub fn queue_item(policy: &Policy, r: &CallRow) -> QueueItem {
         expires_at_ms: r.expires_at_ms,
         approvers_required: r.approvers_required,
         approvals: Vec::new(),
+        escalated: false,
     }
 }
 

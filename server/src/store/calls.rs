@@ -137,6 +137,8 @@ pub struct NewCall<'a> {
     pub trust: &'a str,
     pub turn_id: Option<&'a str>,
     pub pinned: Option<&'a str>,
+    /// `grant:ID` when an approve-all grant released the call; `None` otherwise.
+    pub decided_by: Option<&'a str>,
 }
 
 /// Insert calls with one statement (the ledger has checked their idempotency keys; a
@@ -149,7 +151,7 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
         "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
            arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
            blocked_by, rule, reason, risk, approvers_required, policy_id, details,
-           created_at_ms, expires_at_ms, decided_at_ms, trust, turn_id, pinned) ",
+           created_at_ms, expires_at_ms, decided_at_ms, trust, turn_id, pinned, decided_by) ",
     );
     q.push_values(calls, |mut b, c| {
         b.push_bind(c.id)
@@ -180,7 +182,8 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
             .push_bind((c.status != CallStatus::Pending).then_some(c.created_at_ms))
             .push_bind(c.trust)
             .push_bind(c.turn_id)
-            .push_bind(c.pinned);
+            .push_bind(c.pinned)
+            .push_bind(c.decided_by);
     });
     q.build().execute(conn).await?;
     Ok(())

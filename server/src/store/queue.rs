@@ -108,3 +108,21 @@ pub async fn session_recent(db: &Db, agent: &str, session: &str, limit: i64) -> 
     .fetch_all(db)
     .await
 }
+
+/// Which of `ids` were escalated (at most a page of ids).
+pub async fn escalated_of(
+    conn: &mut sqlx::SqliteConnection,
+    ids: &[String],
+) -> Result<std::collections::HashSet<String>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(Default::default());
+    }
+    let mut q = sqlx::QueryBuilder::new("SELECT call_id FROM escalations WHERE call_id IN (");
+    let mut list = q.separated(", ");
+    for id in ids {
+        list.push_bind(id);
+    }
+    q.push(")");
+    let rows: Vec<String> = q.build_query_scalar().fetch_all(conn).await?;
+    Ok(rows.into_iter().collect())
+}

@@ -13,6 +13,8 @@ pub struct TestApp {
     pub key_file: std::path::PathBuf,
     pub admin: (String, String),
     pub db: server::store::Db,
+    /// The ledger, for what tests drive with a chosen clock (expiry, escalation).
+    pub ledger: server::ledger::Ledger,
     _dir: tempfile::TempDir,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     pub handle: Option<tokio::task::JoinHandle<Result<(), String>>>,
@@ -50,6 +52,7 @@ pub async fn spawn_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
         .clone()
         .unwrap_or_else(|| (String::new(), Password::new("")));
     let db = app.state().db.clone();
+    let ledger = app.state().ledger.clone();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let handle = tokio::spawn(app.run_until_stopped(async {
         let _ = rx.await;
@@ -59,6 +62,7 @@ pub async fn spawn_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
         key_file,
         admin: (name, pw.expose().to_string()),
         db,
+        ledger,
         _dir: dir,
         stop: Some(tx),
         handle: Some(handle),

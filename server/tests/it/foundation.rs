@@ -231,6 +231,7 @@ async fn every_page_checks_the_role() {
     // (page, roles that may open it)
     let table: &[(&str, &[Role])] = &[
         ("/queue", &[Role::Admin, Role::Reviewer, Role::Oncall, Role::Auditor]),
+        ("/oncall", &[Role::Admin, Role::Reviewer, Role::Oncall, Role::Auditor]),
         ("/audit", &[Role::Admin, Role::Auditor]),
         ("/stats", &[Role::Admin, Role::Reviewer, Role::Oncall, Role::Auditor]),
         ("/admin", &[Role::Admin]),
@@ -242,7 +243,8 @@ async fn every_page_checks_the_role() {
     for (path, allowed) in table {
         let anon = client().get(app.url(path)).send().await.unwrap();
         assert_eq!(anon.status(), StatusCode::SEE_OTHER, "{path} signed out");
-        assert_eq!(header_str(&anon, header::LOCATION), format!("/login?next={path}"));
+        let next = path.replace('/', "%2F");
+        assert_eq!(header_str(&anon, header::LOCATION), format!("/login?next={next}"));
         for (role, c) in &clients {
             let r = c.get(app.url(path)).send().await.unwrap();
             let want = if allowed.contains(role) {

@@ -11,4 +11,6 @@ mod first_hour;
 mod foundation;
 mod integrity;
 mod migrations;
+mod notify;
+mod oncall;
 mod review;

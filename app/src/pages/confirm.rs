@@ -1,0 +1,75 @@
+//! The confirm page a decision link from a notification opens. Opening it decides
+//! nothing: the signed-in reviewer reads what the link proposes and confirms (or opens
+//! the call instead). Each link confirms once.
+
+use crate::api::{error_text, open_link, ConfirmLink, Permission, CSRF_FIELD};
+use crate::components::shell::{use_session, Guarded};
+use leptos::form::ActionForm;
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+#[component]
+pub fn Confirm() -> impl IntoView {
+    view! {
+        <Title text="Confirm a decision"/>
+        <Guarded path="/confirm">
+            <ConfirmBody/>
+        </Guarded>
+    }
+}
+
+#[component]
+fn ConfirmBody() -> impl IntoView {
+    let query = use_query_map();
+    let token = move || query.with(|q| q.get("t").unwrap_or_default());
+    let session = use_session();
+    let can_decide = session.user.as_ref().is_some_and(|u| u.role.may(Permission::Decide));
+    let csrf = StoredValue::new(session.csrf_token);
+    let confirm = ServerAction::<ConfirmLink>::new();
+    let link = Resource::new(token, open_link);
+    view! {
+        <h1>"Confirm a decision"</h1>
+        {move || confirm.value().get().map(|r| match r {
+            Ok(o) => view! { <p class=if o.ok { "notice" } else { "error" } role="status" data-testid="confirm-message">{o.message}</p> }.into_any(),
+            Err(e) => view! { <p class="error" role="alert" data-testid="confirm-message">{error_text(&e)}</p> }.into_any(),
+        })}
+        <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match link.await {
+                    Ok(l) => {
+                        let approve = l.verdict == "approve";
+                        let pending = l.status == "pending";
+                        view! {
+                            <section class="card narrow" data-testid="confirm">
+                                <p>
+                                    {if approve { "Approve " } else { "Reject " }}
+                                    <strong>{l.tool.clone()}</strong>
+                                    {format!(" ({} risk) from {}?", l.risk, l.agent)}
+                                </p>
+                                <p class="muted">{l.reason.clone()}</p>
+                                <p><a href=format!("/calls/{}", l.call_id)>"Open the call instead"</a></p>
+                                {(!pending).then(|| view! { <p class="muted" data-testid="confirm-decided">{format!("This call is already {}.", l.status)}</p> })}
+                                {(pending && can_decide).then(|| view! {
+                                    <ActionForm action=confirm>
+                                        <input type="hidden" name=CSRF_FIELD value=csrf.get_value()/>
+                                        <input type="hidden" name="token" value=token()/>
+                                        {(!approve).then(|| view! {
+                                            <label for="confirm-reason">"Reason (sent to the agent)"</label>
+                                            <textarea id="confirm-reason" name="reason" rows="2" required></textarea>
+                                        })}
+                                        <button type="submit" class=if approve { "approve" } else { "reject" } data-testid="confirm-button">
+                                            {if approve { "Confirm approval" } else { "Confirm rejection" }}
+                                        </button>
+                                    </ActionForm>
+                                })}
+                                {(pending && !can_decide).then(|| view! { <p class="muted">"Your role may not decide calls."</p> })}
+                            </section>
+                        }.into_any()
+                    }
+                    Err(e) => view! { <p class="error" role="alert" data-testid="confirm-message">{error_text(&e)}</p> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
