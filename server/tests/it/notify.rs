@@ -94,6 +94,18 @@ async fn audit_data(app: &TestApp, kind: &str) -> Vec<Value> {
     rows.iter().map(|d| serde_json::from_str(d).unwrap()).collect()
 }
 
+/// Wait until an event of `kind` matching `f` is in the trail (outcomes are recorded
+/// without holding anything up, so they land a moment later).
+async fn recorded(app: &TestApp, kind: &str, f: impl Fn(&Value) -> bool) {
+    for _ in 0..100 {
+        if audit_data(app, kind).await.iter().any(&f) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no matching {kind} event: {:?}", audit_data(app, kind).await);
+}
+
 fn write() -> Value {
     json!({"session_id": "s", "tool": "write_file", "arguments": {"path": "out/a.md", "content": "x"}})
 }
@@ -139,14 +151,10 @@ async fn webhooks_are_signed_retried_filtered_by_risk_and_audited() {
     assert_eq!(v["type"], "airlock.held");
     assert_eq!(v["data"]["facts"]["call_id"], medium.as_str());
     assert_eq!(v["data"]["link"], format!("https://airlock.example/calls/{medium}"));
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let delivered = audit_data(&app, "notification_delivered").await;
-    assert!(
-        delivered
-            .iter()
-            .any(|d| d["channel"] == "ops-hook" && d["attempts"] == 2),
-        "{delivered:?}"
-    );
+    recorded(&app, "notification_delivered", |d| {
+        d["channel"] == "ops-hook" && d["attempts"] == 2
+    })
+    .await;
     assert!(
         slack_seen.lock().unwrap().is_empty(),
         "a medium call is below the Slack channel's risk"
@@ -210,12 +218,10 @@ async fn a_channel_that_keeps_failing_is_reported_on_the_others() {
             .any(|(_, _, b)| b.contains("Notification channel dead is failing"))
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let failed = audit_data(&app, "notification_failed").await;
-    assert!(
-        failed.iter().any(|d| d["channel"] == "dead" && d["attempts"] == 3),
-        "{failed:?}"
-    );
+    recorded(&app, "notification_failed", |d| {
+        d["channel"] == "dead" && d["attempts"] == 3
+    })
+    .await;
 }
 
 /// A minimal SMTP server: accepts one message and returns its DATA.
