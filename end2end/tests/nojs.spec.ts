@@ -8,7 +8,7 @@ import { navLabels, PASSWORD, signIn, USERS } from './helpers';
 test('sign in, navigate and sign out without JavaScript', async ({ page }) => {
   await signIn(page, USERS.admin);
   await expect(page).toHaveURL(/\/queue$/);
-  expect(await navLabels(page)).toEqual(['Queue', 'Grants', 'Audit', 'Stats', 'Admin']);
+  expect(await navLabels(page)).toEqual(['Queue', 'Grants', 'On-call', 'Audit', 'Stats', 'Admin']);
   await page.getByRole('link', { name: 'Stats' }).click();
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Stats');
   await expect(page.getByTestId('live-status')).toHaveText('offline');

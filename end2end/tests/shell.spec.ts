@@ -26,10 +26,10 @@ test('wrong password shows an error and stays signed out', async ({ page }) => {
 
 test('navigation follows the role', async ({ browser }) => {
   const expected: Record<string, string[]> = {
-    [USERS.admin]: ['Queue', 'Grants', 'Audit', 'Stats', 'Admin'],
-    [USERS.reviewer]: ['Queue', 'Grants', 'Stats'],
-    [USERS.oncall]: ['Queue', 'Grants', 'Stats'],
-    [USERS.auditor]: ['Queue', 'Grants', 'Audit', 'Stats'],
+    [USERS.admin]: ['Queue', 'Grants', 'On-call', 'Audit', 'Stats', 'Admin'],
+    [USERS.reviewer]: ['Queue', 'Grants', 'On-call', 'Stats'],
+    [USERS.oncall]: ['Queue', 'Grants', 'On-call', 'Stats'],
+    [USERS.auditor]: ['Queue', 'Grants', 'On-call', 'Audit', 'Stats'],
   };
   for (const [user, labels] of Object.entries(expected)) {
     const ctx = await browser.newContext();
@@ -87,7 +87,7 @@ test('admin adds a user through the hydrated form and the new user can sign in',
   const ctx = await browser.newContext();
   const p2 = await ctx.newPage();
   await signIn(p2, name);
-  expect(await navLabels(p2)).toEqual(['Queue', 'Grants', 'Audit', 'Stats']);
+  expect(await navLabels(p2)).toEqual(['Queue', 'Grants', 'On-call', 'Audit', 'Stats']);
   await ctx.close();
 });
 

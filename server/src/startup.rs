@@ -330,7 +330,16 @@ async fn page_redirects(req: Request, next: Next) -> Response {
             (p, None) if app::routes::page(p).is_some() => {
                 // The query comes along (a confirm link's token is in it).
                 let next = req.uri().path_and_query().map_or(p, |pq| pq.as_str());
-                let next: String = url::form_urlencoded::byte_serialize(next.as_bytes()).collect();
+                // Slashes stay readable; what would end or split the `next` value is escaped.
+                const SET: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+                    .add(b' ')
+                    .add(b'#')
+                    .add(b'%')
+                    .add(b'&')
+                    .add(b'+')
+                    .add(b'=')
+                    .add(b'?');
+                let next = percent_encoding::utf8_percent_encode(next, SET).to_string();
                 return Redirect::to(&format!("/login?next={next}")).into_response();
             }
             _ => {}

@@ -42,10 +42,14 @@ pub fn BreakGlassBanner() -> impl IntoView {
     let admin = session.user.as_ref().is_some_and(|u| u.role == Role::Admin);
     let csrf = StoredValue::new(session.csrf_token);
     let end = ServerAction::<EndBreakGlass>::new();
-    // The countdown runs only in the browser (server and browser render the same text first).
+    // The countdown starts once the page is hydrated: server and browser must render the
+    // same text first (a mismatch breaks hydration).
     let now = RwSignal::new(None::<i64>);
     #[cfg(feature = "hydrate")]
-    {
+    Effect::new(move |started: Option<()>| {
+        if started.is_some() {
+            return;
+        }
         now.set(Some(js_sys::Date::now() as i64));
         if let Ok(h) = set_interval_with_handle(
             move || now.set(Some(js_sys::Date::now() as i64)),
@@ -53,7 +57,7 @@ pub fn BreakGlassBanner() -> impl IntoView {
         ) {
             on_cleanup(move || h.clear());
         }
-    }
+    });
     let shown = move || {
         let t = now.get();
         board

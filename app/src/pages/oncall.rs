@@ -129,6 +129,7 @@ fn Overrides() -> impl IntoView {
                             let own = o.by == me.get_value();
                             view! { <OverrideItem o=o.clone() form=(can_ack && !own).then_some(ack) csrf=csrf.get_value() own/> }
                         }).collect_view();
+                        let none_reviewed = l.acknowledged.is_empty();
                         let done = l.acknowledged.into_iter().map(|o| view! { <OverrideItem o form=None csrf=String::new() own=false/> }).collect_view();
                         view! {
                             <section class="card" aria-labelledby="ov-h" data-testid="overrides-awaiting">
@@ -138,6 +139,7 @@ fn Overrides() -> impl IntoView {
                             </section>
                             <section class="card" aria-labelledby="ovd-h" data-testid="overrides-reviewed">
                                 <h2 id="ovd-h">"Reviewed overrides"</h2>
+                                {none_reviewed.then(|| view! { <p class="muted">"No override has been reviewed yet."</p> })}
                                 {done}
                             </section>
                         }.into_any()

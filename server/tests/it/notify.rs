@@ -389,7 +389,7 @@ async fn a_decision_link_opens_a_confirm_page_and_decides_once_for_a_signed_in_r
         .unwrap();
     assert_eq!(anon.status().as_u16(), 303);
     let to = anon.headers()["location"].to_str().unwrap().to_string();
-    assert!(to.starts_with("/login?next=%2Fconfirm%3Ft%3D"), "{to}");
+    assert!(to.starts_with("/login?next=/confirm%3Ft%3D"), "{to}");
     assert_eq!(
         agent.get(&id, 0).await.1["status"],
         "pending",
