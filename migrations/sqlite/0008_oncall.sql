@@ -43,3 +43,18 @@ CREATE TABLE decision_links (
     used_by     TEXT    NOT NULL,
     used_at_ms  INTEGER NOT NULL
 ) STRICT;
+
+-- Notification channels added on the admin page (those in the configuration file are
+-- not stored). Where a channel sends, and its signing secret, are sealed with a key
+-- derived from the server key: a Slack webhook URL is itself a credential.
+CREATE TABLE notification_channels (
+    name            TEXT    PRIMARY KEY,
+    kind            TEXT    NOT NULL CHECK (kind IN ('webhook', 'slack', 'email')),
+    target          TEXT    NOT NULL,
+    sealed          BLOB    NOT NULL,
+    recipients      TEXT    NOT NULL,
+    min_risk        TEXT    NOT NULL,
+    events          TEXT    NOT NULL,
+    created_by      TEXT    NOT NULL,
+    created_at_ms   INTEGER NOT NULL
+) STRICT;

@@ -125,6 +125,10 @@ impl Application {
             Arc::new(callback_guard(true)?),
             links.clone(),
         );
+        let stored = crate::notify::channels::load(&db, &crate::notify::channels::ChannelSealer::from_server_key(&key))
+            .await
+            .map_err(|e| format!("reading notification channels: {e}"))?;
+        notifier.set_stored(stored);
         let state = AppState(Arc::new(StateParts {
             notifier,
             links,
@@ -370,13 +374,17 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
         )),
         board: state.board.clone(),
         links: state.links.clone(),
+        notifier: state.notifier.clone(),
+        channel_sealer: crate::notify::channels::ChannelSealer::from_server_key(&state.key),
+        url_check: state.callback_guard.clone(),
         break_glass_max_minutes: state.config.break_glass_max_minutes.max(1),
     });
     let services = Services {
         users: backend.clone(),
         review: backend.clone(),
         insight: backend.clone(),
-        oncall: backend,
+        oncall: backend.clone(),
+        notify: backend,
     };
     let context = move || provide_context(services.clone());
     let routes = generate_route_list(app::App);

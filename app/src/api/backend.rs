@@ -6,7 +6,7 @@ use super::{
     AppError, AuditPage, AuditQuery, CallDetail, ChainCheck, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery,
     QueueSnapshot, Role, StatsSummary, UserView, Verdict,
 };
-use super::{BreakGlassView, LinkView, OverrideList, TraceKind, TraceView};
+use super::{BreakGlassView, ChannelInput, ChannelView, LinkView, OverrideList, TraceKind, TraceView};
 use std::sync::Arc;
 
 /// A decision as a reviewer submitted it (free text not yet checked).
@@ -93,6 +93,16 @@ pub trait OnCall: Send + Sync + 'static {
     async fn confirm_link(&self, actor: &UserView, token: &str, reason: &str) -> Result<DecisionOutcome, AppError>;
 }
 
+/// Outbound notification channels (the admin page).
+#[async_trait::async_trait]
+pub trait NotifyAdmin: Send + Sync + 'static {
+    async fn channels(&self) -> Result<Vec<ChannelView>, AppError>;
+    async fn add_channel(&self, actor: &UserView, input: ChannelInput) -> Result<(), AppError>;
+    async fn remove_channel(&self, actor: &UserView, name: &str) -> Result<(), AppError>;
+    /// Send a test notice now; the channel's error when it failed.
+    async fn test_channel(&self, actor: &UserView, name: &str) -> Result<String, AppError>;
+}
+
 /// The services server functions call, provided by the server in the Leptos context of
 /// every request (tests may provide fakes of each).
 #[derive(Clone)]
@@ -101,4 +111,5 @@ pub struct Services {
     pub review: Arc<dyn ReviewDesk>,
     pub insight: Arc<dyn Insight>,
     pub oncall: Arc<dyn OnCall>,
+    pub notify: Arc<dyn NotifyAdmin>,
 }

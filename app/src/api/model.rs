@@ -132,6 +132,44 @@ pub struct OverrideView {
     pub note: Option<String>,
 }
 
+/// A notification channel as the admin page shows it: where it sends by host or
+/// recipients only (a Slack webhook URL is a credential), what it sends, how it went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelView {
+    pub name: String,
+    /// webhook, slack or email.
+    pub kind: String,
+    pub target: String,
+    pub min_risk: String,
+    /// Empty: every event.
+    pub events: Vec<String>,
+    /// Set in the configuration file (changed there, not on the page).
+    pub from_config: bool,
+    pub delivered: u64,
+    pub failed: u64,
+    pub last_at_ms: Option<i64>,
+    pub last_error: Option<String>,
+}
+
+/// A channel as the admin page's form submits it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelInput {
+    pub name: String,
+    pub kind: String,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub secret: String,
+    /// E-mail recipients, separated by commas or spaces.
+    #[serde(default)]
+    pub to: String,
+    #[serde(default)]
+    pub min_risk: String,
+    /// Event names separated by commas; empty: every event.
+    #[serde(default)]
+    pub events: String,
+}
+
 /// What a decision link from a notification proposes, for its confirm page.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LinkView {

@@ -3,9 +3,9 @@
 //! CSRF token as its first argument (forms carry it as a hidden field) and checks it.
 
 use super::{
-    AppError, AuditPage, AuditQuery, BreakGlassView, CallDetail, ChainCheck, DecisionOutcome, GrantList,
-    GrantScopeKind, LinkView, OverrideList, QueueQuery, QueueSnapshot, Role, SessionInfo, StatsSummary, TraceKind,
-    TraceView, UserView, Verdict,
+    AppError, AuditPage, AuditQuery, BreakGlassView, CallDetail, ChainCheck, ChannelInput, ChannelView,
+    DecisionOutcome, GrantList, GrantScopeKind, LinkView, OverrideList, QueueQuery, QueueSnapshot, Role, SessionInfo,
+    StatsSummary, TraceKind, TraceView, UserView, Verdict,
 };
 // Only the server-side bodies check permissions.
 #[cfg(feature = "ssr")]
@@ -379,6 +379,44 @@ pub async fn confirm_link(
     guard::services()?
         .oncall
         .confirm_link(&actor, &token, &reason)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// Notification channels: from the configuration file and added here.
+#[server(endpoint = "channels/list", input = GetUrl)]
+pub async fn list_channels() -> Result<Vec<ChannelView>, AppError> {
+    guard::require(Permission::ManageUsers)?;
+    guard::services()?.notify.channels().await.map_err(guard::map_err)
+}
+
+#[server(endpoint = "channels/add")]
+pub async fn add_channel(csrf_token: String, channel: ChannelInput) -> Result<(), AppError> {
+    let actor = guard::require_csrf(Permission::ManageUsers, &csrf_token)?;
+    guard::services()?
+        .notify
+        .add_channel(&actor, channel)
+        .await
+        .map_err(guard::map_err)
+}
+
+#[server(endpoint = "channels/remove")]
+pub async fn remove_channel(csrf_token: String, name: String) -> Result<(), AppError> {
+    let actor = guard::require_csrf(Permission::ManageUsers, &csrf_token)?;
+    guard::services()?
+        .notify
+        .remove_channel(&actor, &name)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// Send a test notice to one channel now.
+#[server(endpoint = "channels/test")]
+pub async fn test_channel(csrf_token: String, name: String) -> Result<String, AppError> {
+    let actor = guard::require_csrf(Permission::ManageUsers, &csrf_token)?;
+    guard::services()?
+        .notify
+        .test_channel(&actor, &name)
         .await
         .map_err(guard::map_err)
 }

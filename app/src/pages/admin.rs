@@ -1,4 +1,8 @@
-use crate::api::{error_text, list_users, AddUser, Role, SetDisabled, SetRole, UserView, CSRF_FIELD};
+use crate::api::{
+    error_text, list_channels, list_users, AddChannel, AddUser, ChannelView, RemoveChannel, Role, SetDisabled, SetRole,
+    TestChannel, UserView, CSRF_FIELD,
+};
+use crate::components::clock::utc;
 use crate::components::shell::{use_session, Guarded};
 use leptos::form::ActionForm;
 use leptos::prelude::*;
@@ -12,6 +16,7 @@ pub fn Admin() -> impl IntoView {
         <Guarded path="/admin">
             <h1>"Admin"</h1>
             <Users/>
+            <Channels/>
         </Guarded>
     }
 }
@@ -142,6 +147,137 @@ fn UserTable(
             <thead>
                 <tr><th scope="col">"User"</th><th scope="col">"Role"</th><th scope="col">"Status"</th><th scope="col">"Action"</th><th scope="col">"Created"</th></tr>
             </thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+/// Notification channels: where held calls, escalations, break-glass and overrides are
+/// announced. Those from the configuration file are listed; others are added here.
+#[component]
+fn Channels() -> impl IntoView {
+    let csrf = StoredValue::new(use_session().csrf_token);
+    let add = ServerAction::<AddChannel>::new();
+    let remove = ServerAction::<RemoveChannel>::new();
+    let test = ServerAction::<TestChannel>::new();
+    let list = Resource::new(
+        move || (add.version().get(), remove.version().get(), test.version().get()),
+        |_| list_channels(),
+    );
+    let outcome = move || {
+        [
+            add.value().get().map(|r| r.map(|_| "Channel added.".to_string())),
+            remove.value().get().map(|r| r.map(|_| "Channel removed.".to_string())),
+            test.value().get(),
+        ]
+        .into_iter()
+        .flatten()
+        .last()
+    };
+    view! {
+        <section class="card" aria-labelledby="channels-h" data-testid="channels">
+            <h2 id="channels-h">"Notification channels"</h2>
+            <p class="muted">"Held calls at or above a channel's risk, escalations, break-glass, overrides awaiting review and failed deliveries are sent to these channels. Deliveries are retried, checked against private addresses and recorded in the audit trail."</p>
+            {move || outcome().map(|r| match r {
+                Ok(m) => view! { <p class="notice" role="status" data-testid="channel-notice">{m}</p> }.into_any(),
+                Err(e) => view! { <p class="error" role="alert" data-testid="channel-notice">{error_text(&e)}</p> }.into_any(),
+            })}
+            <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match list.await {
+                        Ok(l) if l.is_empty() => view! { <p class="muted" data-testid="no-channels">"No channel is configured: nobody is told about held calls outside the dashboard."</p> }.into_any(),
+                        Ok(l) => view! { <ChannelTable channels=l csrf=csrf.get_value() remove test/> }.into_any(),
+                        Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                    }
+                })}
+            </Transition>
+            <h3>"Add a channel"</h3>
+            <ActionForm action=add attr:class="grid-form" attr:data-testid="add-channel-form">
+                <input type="hidden" name=CSRF_FIELD value=csrf.get_value()/>
+                <label for="ch-name">"Channel name"</label>
+                <input id="ch-name" name="channel[name]" required maxlength="64" autocomplete="off"/>
+                <label for="ch-kind">"Kind"</label>
+                <select id="ch-kind" name="channel[kind]">
+                    <option value="slack">"Slack-compatible webhook"</option>
+                    <option value="webhook">"JSON webhook (signed)"</option>
+                    <option value="email">"E-mail"</option>
+                </select>
+                <label for="ch-url">"Webhook URL"</label>
+                <input id="ch-url" name="channel[url]" type="url" autocomplete="off" placeholder="https://…"/>
+                <label for="ch-secret">"Signing secret (JSON webhook)"</label>
+                <input id="ch-secret" name="channel[secret]" type="password" autocomplete="off" placeholder="whsec_…"/>
+                <label for="ch-to">"E-mail recipients"</label>
+                <input id="ch-to" name="channel[to]" autocomplete="off" placeholder="oncall@example.com, …"/>
+                <label for="ch-risk">"Held calls from risk"</label>
+                <select id="ch-risk" name="channel[min_risk]">
+                    <option value="low">"low"</option>
+                    <option value="medium">"medium"</option>
+                    <option value="high" selected>"high"</option>
+                    <option value="critical">"critical"</option>
+                </select>
+                <label for="ch-events">"Events (empty: all)"</label>
+                <input id="ch-events" name="channel[events]" autocomplete="off" placeholder="held, escalated, break_glass, override, failure"/>
+                <button type="submit" class="primary">"Add channel"</button>
+            </ActionForm>
+        </section>
+    }
+}
+
+#[component]
+fn ChannelTable(
+    channels: Vec<ChannelView>,
+    csrf: String,
+    remove: ServerAction<RemoveChannel>,
+    test: ServerAction<TestChannel>,
+) -> impl IntoView {
+    let rows = channels
+        .into_iter()
+        .map(|c| {
+            let (csrf_a, csrf_b) = (csrf.clone(), csrf.clone());
+            let (name_a, name_b) = (c.name.clone(), c.name.clone());
+            let events = if c.events.is_empty() {
+                "all events".to_string()
+            } else {
+                c.events.join(", ")
+            };
+            let health = match (&c.last_error, c.last_at_ms) {
+                (_, None) => "nothing sent yet".to_string(),
+                (Some(e), Some(t)) if c.failed > 0 => {
+                    format!("{} sent, {} failed; last at {} — {e}", c.delivered, c.failed, utc(t))
+                }
+                (_, Some(t)) => format!("{} sent; last at {}", c.delivered, utc(t)),
+            };
+            view! {
+                <tr data-channel=c.name.clone()>
+                    <td><strong>{c.name.clone()}</strong><br/><span class="muted">{c.kind.clone()}</span></td>
+                    <td>{c.target.clone()}</td>
+                    <td>{format!("{events}; held calls from {} risk", c.min_risk)}</td>
+                    <td data-testid="channel-health">{health}</td>
+                    <td>
+                        <ActionForm action=test attr:class="inline">
+                            <input type="hidden" name=CSRF_FIELD value=csrf_a/>
+                            <input type="hidden" name="name" value=name_a/>
+                            <button type="submit">"Send test"</button>
+                        </ActionForm>
+                        {if c.from_config {
+                            view! { <span class="muted">" from the configuration file"</span> }.into_any()
+                        } else {
+                            view! {
+                                <ActionForm action=remove attr:class="inline">
+                                    <input type="hidden" name=CSRF_FIELD value=csrf_b/>
+                                    <input type="hidden" name="name" value=name_b/>
+                                    <button type="submit" class="reject">"Remove"</button>
+                                </ActionForm>
+                            }.into_any()
+                        }}
+                    </td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="table">
+            <thead><tr><th scope="col">"Channel"</th><th scope="col">"Sends to"</th><th scope="col">"What"</th><th scope="col">"Deliveries"</th><th scope="col">"Action"</th></tr></thead>
             <tbody>{rows}</tbody>
         </table>
     }

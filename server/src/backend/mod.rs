@@ -4,6 +4,7 @@
 mod admin;
 mod desk;
 mod insight;
+mod notify;
 mod oncall;
 
 use crate::auth::{users as people, users::UserError, Password};
@@ -46,6 +47,10 @@ pub struct ServerBackend {
     pub break_glass_max_minutes: i64,
     /// Opens decision links from notifications.
     pub links: crate::notify::links::Linker,
+    pub notifier: crate::notify::Notifier,
+    pub channel_sealer: crate::notify::channels::ChannelSealer,
+    /// Lexical URL check for channels added on the admin page.
+    pub url_check: Arc<policy::guards::url::UrlGuard>,
 }
 
 /// Log an internal error and give the person a reference to quote.

@@ -8,6 +8,7 @@
 //! outcome is recorded in the audit trail. A delivery that finally fails is announced on
 //! the other channels (failures of that announcement are only logged and audited).
 
+pub mod channels;
 pub mod config;
 pub mod links;
 pub mod send;
@@ -115,6 +116,17 @@ pub fn notice_for(event: &LiveEvent, base: &str) -> Option<Notice> {
 #[derive(Debug, Clone)]
 pub struct Channel {
     pub config: ChannelConfig,
+    /// From the configuration file (not removable on the admin page).
+    pub from_config: bool,
+}
+
+/// How a channel's deliveries went since the server started.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    pub delivered: u64,
+    pub failed: u64,
+    pub last_at_ms: Option<i64>,
+    pub last_error: Option<String>,
 }
 
 impl Channel {
@@ -143,7 +155,8 @@ pub struct Notifier {
 
 struct Inner {
     config: NotifyConfig,
-    channels: Vec<Channel>,
+    channels: std::sync::RwLock<Vec<Channel>>,
+    stats: std::sync::Mutex<std::collections::HashMap<String, Stats>>,
     ledger: Ledger,
     guard: Arc<UrlGuard>,
     links: links::Linker,
@@ -156,12 +169,16 @@ impl Notifier {
             .channels
             .iter()
             .cloned()
-            .map(|config| Channel { config })
+            .map(|config| Channel {
+                config,
+                from_config: true,
+            })
             .collect();
         Notifier {
             inner: Arc::new(Inner {
                 config,
-                channels,
+                channels: std::sync::RwLock::new(channels),
+                stats: Default::default(),
                 ledger,
                 guard,
                 links,
@@ -170,11 +187,63 @@ impl Notifier {
         }
     }
 
+    /// The configured channels plus those stored from the admin page.
+    pub fn set_stored(&self, stored: Vec<ChannelConfig>) {
+        let mut all = self.inner.channels.write().unwrap_or_else(|p| p.into_inner());
+        all.retain(|c| c.from_config);
+        all.extend(stored.into_iter().map(|config| Channel {
+            config,
+            from_config: false,
+        }));
+    }
+
+    pub fn channels(&self) -> Vec<Channel> {
+        self.inner.channels.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn stats(&self, name: &str) -> Stats {
+        let stats = self.inner.stats.lock().unwrap_or_else(|p| p.into_inner());
+        stats.get(name).cloned().unwrap_or_default()
+    }
+
+    pub fn config(&self) -> &NotifyConfig {
+        &self.inner.config
+    }
+
+    /// Send a test notice to one channel now (one attempt); the error when it failed.
+    pub async fn test(&self, name: &str, by: &str) -> Result<(), String> {
+        let ch = self
+            .channels()
+            .into_iter()
+            .find(|c| c.config.name == name)
+            .ok_or("no such channel")?;
+        let n = Notice {
+            event: "test",
+            title: format!("Test notification from Airlock, sent by {}", app::api::who(by)),
+            text: "If you can read this, the channel works.".into(),
+            link: format!("{}/admin", self.inner.config.public_url.trim_end_matches('/')),
+            call: None,
+            data: json!({"test": true}),
+        };
+        let id = format!("nt_{}", uuid::Uuid::now_v7().simple());
+        let r = send::send(&self.inner.config, &self.inner.guard, &self.inner.links, &ch, &n, &id).await;
+        self.record(
+            if r.is_ok() {
+                "notification_delivered"
+            } else {
+                "notification_failed"
+            },
+            &ch,
+            &n,
+            &id,
+            1,
+            r.as_ref().err().map(String::as_str),
+        );
+        r
+    }
+
     /// Follow the hub until the server shuts down.
     pub async fn run(self, hub: Arc<Hub>) {
-        if self.inner.channels.is_empty() {
-            return;
-        }
         let mut sub = hub.subscribe(None);
         let base = self.inner.config.public_url.trim_end_matches('/').to_string();
         loop {
@@ -195,7 +264,7 @@ impl Notifier {
 
     /// Send `n` to every channel that wants it (but `except`).
     pub fn dispatch(&self, n: Notice, except: Option<&str>) {
-        for ch in &self.inner.channels {
+        for ch in &self.channels() {
             if except == Some(ch.config.name.as_str()) || !ch.wants(&n) {
                 continue;
             }
@@ -249,6 +318,18 @@ impl Notifier {
     }
 
     fn record(&self, kind: &'static str, ch: &Channel, n: &Notice, id: &str, attempts: u32, error: Option<&str>) {
+        {
+            let mut stats = self.inner.stats.lock().unwrap_or_else(|p| p.into_inner());
+            let s = stats.entry(ch.config.name.clone()).or_default();
+            s.last_at_ms = Some(crate::store::now_ms());
+            match error {
+                None => s.delivered += 1,
+                Some(e) => {
+                    s.failed += 1;
+                    s.last_error = Some(e.chars().take(300).collect());
+                }
+            }
+        }
         self.inner.ledger.audit(NewEvent {
             kind,
             actor: "system".into(),
@@ -295,6 +376,7 @@ mod tests {
                 min_risk: min_risk.into(),
                 events: events.iter().map(|e| e.to_string()).collect(),
             },
+            from_config: true,
         }
     }
 

@@ -452,3 +452,158 @@ async fn a_decision_link_opens_a_confirm_page_and_decides_once_for_a_signed_in_r
     assert_eq!(again.status().as_u16(), 400, "each link confirms once");
     assert!(again.text().await.unwrap().contains("already used"));
 }
+
+#[tokio::test]
+async fn admins_add_test_and_remove_channels_whose_urls_stay_sealed() {
+    let (slack, seen) = receiver(0).await;
+    let app = app_with(
+        vec![channel("from-file", "slack", Some(format!("{slack}/file")), "critical")],
+        None,
+    )
+    .await;
+    let admin_c = app.admin_client().await;
+    let admin = crate::common::Reviewer {
+        token: app.session_token(&admin_c).await,
+        c: admin_c,
+    };
+    let rita = reviewer(&app, "rita", Role::Reviewer).await;
+    let token_path = "/services/T000/B000/XXXXsecretXXXX";
+    let url = format!("{slack}{token_path}");
+    let add = |who: &crate::common::Reviewer, fields: Vec<(&'static str, String)>| {
+        let mut form = vec![("csrf_token", who.token.clone())];
+        form.extend(fields);
+        who.c.post(app.url("/api/channels/add")).form(&form).send()
+    };
+    let slack_fields = |name: &str| {
+        vec![
+            ("channel[name]", name.to_string()),
+            ("channel[kind]", "slack".to_string()),
+            ("channel[url]", url.clone()),
+            ("channel[min_risk]", "low".to_string()),
+            ("channel[events]", "held, escalated".to_string()),
+        ]
+    };
+    assert_eq!(add(&rita, slack_fields("ops")).await.unwrap().status().as_u16(), 403);
+    let no_secret = vec![
+        ("channel[name]", "hook".to_string()),
+        ("channel[kind]", "webhook".to_string()),
+        ("channel[url]", url.clone()),
+    ];
+    let r = add(&admin, no_secret).await.unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+    assert!(r.text().await.unwrap().contains("secret"));
+    let bad_event = vec![
+        ("channel[name]", "x".to_string()),
+        ("channel[kind]", "slack".to_string()),
+        ("channel[url]", url.clone()),
+        ("channel[events]", "everything".to_string()),
+    ];
+    assert_eq!(add(&admin, bad_event).await.unwrap().status().as_u16(), 400);
+    let r = add(&admin, slack_fields("ops")).await.unwrap();
+    assert_eq!(r.status().as_u16(), 200, "{}", r.text().await.unwrap());
+    assert_eq!(
+        add(&admin, slack_fields("ops")).await.unwrap().status().as_u16(),
+        400,
+        "names are unique"
+    );
+
+    // Listed by host only; the token in the URL is sealed in the database.
+    let list = admin.get(&app, "/api/channels/list").await;
+    let text = list.to_string();
+    assert!(!text.contains("XXXXsecretXXXX"), "{text}");
+    let ops = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "ops")
+        .unwrap()
+        .clone();
+    assert_eq!(ops["target"], "http://127.0.0.1/…");
+    assert_eq!(ops["from_config"], false);
+    let stored: Vec<u8> = sqlx::query_scalar("SELECT sealed FROM notification_channels WHERE name = 'ops'")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&stored).contains("secret"), "sealed at rest");
+
+    // A test goes out now; then held calls follow the channel's filters.
+    let form = [("csrf_token", admin.token.clone()), ("name", "ops".to_string())];
+    let r = admin
+        .c
+        .post(app.url("/api/channels/test"))
+        .form(&form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert!(seen
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|(p, _, b)| p == token_path && b.contains("Test notification")));
+    let agent = app.agent("bot").await;
+    held(&agent, write()).await;
+    eventually("the held call on the added channel", || {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|(p, _, b)| p == token_path && b.contains("write_file"))
+    })
+    .await;
+    assert!(
+        !seen.lock().unwrap().iter().any(|(p, _, _)| p == "/file"),
+        "the file's channel takes critical calls only"
+    );
+    assert_eq!(
+        admin
+            .get(&app, "/api/channels/list")
+            .await
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "ops")
+            .unwrap()["delivered"],
+        2
+    );
+
+    // Channels from the file are not removed here; added ones are.
+    let remove = |name: &str| {
+        let form = [("csrf_token", admin.token.clone()), ("name", name.to_string())];
+        admin.c.post(app.url("/api/channels/remove")).form(&form).send()
+    };
+    assert_eq!(remove("from-file").await.unwrap().status().as_u16(), 400);
+    assert_eq!(remove("ops").await.unwrap().status().as_u16(), 200);
+    assert_eq!(remove("ops").await.unwrap().status().as_u16(), 404);
+    recorded(&app, "notification_channel_added", |d| {
+        d["name"] == "ops" && !d.to_string().contains("XXXX")
+    })
+    .await;
+    recorded(&app, "notification_channel_removed", |d| d["name"] == "ops").await;
+}
+
+#[tokio::test]
+async fn channels_to_this_network_are_refused_unless_allowed_for_testing() {
+    let app = spawn_with(|_| {}).await;
+    let admin_c = app.admin_client().await;
+    let token = app.session_token(&admin_c).await;
+    for url in [
+        "http://127.0.0.1:9/x",
+        "http://10.0.0.8/hook",
+        "http://localhost/x",
+        "file:///etc/passwd",
+    ] {
+        let form = [
+            ("csrf_token", token.as_str()),
+            ("channel[name]", "n"),
+            ("channel[kind]", "slack"),
+            ("channel[url]", url),
+        ];
+        let r = admin_c
+            .post(app.url("/api/channels/add"))
+            .form(&form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 400, "{url}");
+    }
+}
