@@ -229,6 +229,18 @@ mod tests {
     }
 
     #[test]
+    fn the_example_file_is_a_valid_configuration() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../airlock.example.toml");
+        let c: Config = Figment::from(Serialized::defaults(DEFAULTS))
+            .merge(Toml::file_exact(file))
+            .extract()
+            .expect("airlock.example.toml parses");
+        c.notify.check().expect("its notification settings are valid");
+        assert_eq!(c.escalation.after_minutes, 15);
+        assert_eq!(c.break_glass_max_minutes, 60);
+    }
+
+    #[test]
     fn debug_output_hides_the_database_url() {
         let mut c = Config::defaults();
         c.database_url = SecretString::from("postgres://u:hunter2@db/airlock");

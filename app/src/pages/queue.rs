@@ -192,6 +192,7 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
                 });
             }
             LiveEvent::CallEscalated(x) => {
+                arrived.set(Some(x.item.clone()));
                 rows.update(|rs| {
                     if let Some(r) = rs.iter_mut().find(|r| r.item.id == x.item.id) {
                         r.item.escalated = true;
@@ -560,7 +561,8 @@ fn BatchResults(outs: Vec<DecisionOutcome>) -> impl IntoView {
     }
 }
 
-/// Optional desktop notifications for new held calls while the tab is in the background.
+/// Optional desktop notifications for new held calls (and escalations) while the tab is
+/// in the background; the tab's title counts the waiting calls.
 #[component]
 fn NotifyToggle(arrived: RwSignal<Option<QueueItem>>) -> impl IntoView {
     let enabled = RwSignal::new(false);
@@ -572,7 +574,8 @@ fn NotifyToggle(arrived: RwSignal<Option<QueueItem>>) -> impl IntoView {
             if enabled.get_untracked() && document().hidden() {
                 let opts = web_sys::NotificationOptions::new();
                 opts.set_body(&item.reason);
-                let _ = web_sys::Notification::new_with_options(&format!("Held: {}", item.tool), &opts);
+                let what = if item.escalated { "Escalated" } else { "Held" };
+                let _ = web_sys::Notification::new_with_options(&format!("{what}: {}", item.tool), &opts);
             }
         });
     }
@@ -594,7 +597,7 @@ fn NotifyToggle(arrived: RwSignal<Option<QueueItem>>) -> impl IntoView {
     };
     view! {
         <button type="button" class="link notify" on:click=ask disabled=move || enabled.get()>
-            {move || if enabled.get() { "Notifications on" } else { "Notify me of new calls" }}
+            {move || if enabled.get() { "Notifications on" } else { "Notify me of new and escalated calls" }}
         </button>
     }
 }
