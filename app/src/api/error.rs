@@ -57,6 +57,11 @@ impl FromServerFnError for AppError {
     fn from_server_fn_error(e: ServerFnErrorErr) -> AppError {
         match e {
             ServerFnErrorErr::Request(_) => AppError::Unreachable,
+            // The request's fields did not parse: the client's mistake, answered 400.
+            ServerFnErrorErr::Args(m) | ServerFnErrorErr::MissingArg(m) => {
+                crate::components::shell::set_status(400);
+                AppError::Invalid(format!("the request's fields are not valid: {m}"))
+            }
             other => AppError::Protocol(other.to_string()),
         }
     }

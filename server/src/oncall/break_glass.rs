@@ -77,7 +77,7 @@ pub async fn start(
         user: user.to_string(),
         justification: justification.to_string(),
         started_at_ms: now,
-        ends_at_ms: now + minutes * 60_000,
+        ends_at_ms: now.saturating_add(minutes.saturating_mul(60_000)),
     };
     sqlx::query("INSERT INTO break_glass (id, user, justification, started_at_ms, ends_at_ms) VALUES (?, ?, ?, ?, ?)")
         .bind(&view.id)

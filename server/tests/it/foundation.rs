@@ -605,3 +605,26 @@ async fn user_administration_is_audited_with_who_did_it() {
     );
     assert_eq!(server::audit::verify(&app.db).await.unwrap().problem, None);
 }
+
+#[tokio::test]
+async fn malformed_server_function_fields_are_a_client_error() {
+    let app = spawn_app().await;
+    let c = app.admin_client().await;
+    let token = app.session_token(&c).await;
+    let cases: &[(&str, &[(&str, &str)])] = &[
+        ("/api/calls/decide", &[("id", "tc_1"), ("verdict", "launch")]),
+        ("/api/users/role", &[("user_id", "one"), ("role", "reviewer")]),
+        ("/api/users/role", &[("user_id", "1"), ("role", "emperor")]),
+        ("/api/oncall/acknowledge", &[("call_id", "tc_1"), ("agree", "maybe")]),
+        ("/api/users/disabled", &[]),
+    ];
+    for (path, fields) in cases {
+        let mut form = vec![("csrf_token", token.as_str())];
+        form.extend_from_slice(fields);
+        let r = c.post(app.url(path)).form(&form).send().await.unwrap();
+        let status = r.status();
+        let body = r.text().await.unwrap();
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path} {fields:?}: {body}");
+        assert!(body.contains("Invalid"), "{body}");
+    }
+}

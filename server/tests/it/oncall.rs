@@ -77,6 +77,11 @@ async fn only_on_call_starts_break_glass_with_password_and_reason_and_it_ends_by
         let (s, v) = start(&olga, &app, PASSWORD, WHY, minutes).await;
         assert_eq!(s, StatusCode::BAD_REQUEST, "{minutes} minutes: {v}");
     }
+    // Malformed fields are a client error, not a server failure.
+    let (s, v) = start(&olga, &app, PASSWORD, WHY, "thirty").await;
+    assert_eq!(s.as_u16() / 100, 4, "{s} {v}");
+    let (s, _) = post(&olga, &app, "/api/oncall/start", &[("password", PASSWORD)]).await;
+    assert_eq!(s.as_u16() / 100, 4, "missing fields: {s}");
     assert!(banner(&aldo, &app).await.is_empty(), "nothing started yet");
 
     let (s, v) = start(&olga, &app, PASSWORD, WHY, "30").await;
