@@ -192,8 +192,6 @@ pub struct OverrideList {
     pub awaiting_total: u64,
     pub acknowledged: Vec<OverrideView>,
     pub now_ms: i64,
-    /// The longest break-glass an on-call person may start, in minutes.
-    pub max_minutes: i64,
 }
 
 /// Put into request extensions by the server's auth middleware.

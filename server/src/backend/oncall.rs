@@ -142,7 +142,6 @@ impl OnCall for ServerBackend {
             awaiting_total,
             acknowledged: acknowledged.into_iter().map(OverrideRow::view).collect(),
             now_ms: store::now_ms(),
-            max_minutes: self.break_glass_max_minutes,
         })
     }
 

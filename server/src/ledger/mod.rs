@@ -7,8 +7,8 @@
 //! budgets and the audit chain have a single, serial writer.
 //!
 //! This module is only the writer: what each command writes lives with its concern
-//! (`ingest::record`, `review::decide`, `review::grants`, `expiry`, `callbacks`,
-//! `retention`) as plain functions over a [`Tx`], the writer's open transaction and
+//! (`ingest::record`, `review::decide`, `review::grants`, `oncall`, `expiry`,
+//! `callbacks`, `retention`) as plain functions over a [`Tx`], the writer's open transaction and
 //! in-memory state. `handle` holds the commands and the handle that sends them.
 
 use crate::audit::{self, Head, NewEvent};
@@ -55,7 +55,8 @@ enum Reply {
         oneshot::Sender<Result<Reviewed, ReviewError>>,
         Result<Reviewed, ReviewError>,
     ),
-    Revoke(oneshot::Sender<Result<(), ReviewError>>, Result<(), ReviewError>),
+    /// A grant revoked, an override acknowledged.
+    Done(oneshot::Sender<Result<(), ReviewError>>, Result<(), ReviewError>),
     BreakGlass(
         oneshot::Sender<Result<BreakGlassView, ReviewError>>,
         Result<BreakGlassView, ReviewError>,
@@ -79,8 +80,8 @@ impl Reply {
             (Reply::Unit(tx), _) => drop(tx.send(())),
             (Reply::Review(tx, v), true) => drop(tx.send(v)),
             (Reply::Review(tx, _), false) => drop(tx.send(Err(ReviewError::Unavailable))),
-            (Reply::Revoke(tx, v), true) => drop(tx.send(v)),
-            (Reply::Revoke(tx, _), false) => drop(tx.send(Err(ReviewError::Unavailable))),
+            (Reply::Done(tx, v), true) => drop(tx.send(v)),
+            (Reply::Done(tx, _), false) => drop(tx.send(Err(ReviewError::Unavailable))),
             (Reply::BreakGlass(tx, v), true) => drop(tx.send(v)),
             (Reply::BreakGlass(tx, _), false) => drop(tx.send(Err(ReviewError::Unavailable))),
             (Reply::Flag(tx, v), true) => drop(tx.send(v)),
@@ -182,7 +183,7 @@ impl State {
         for (agent, message, id) in messages.iter().rev() {
             recent.insert(agent, message, id, now);
         }
-        let break_glass = Board::load(&mut conn, now)
+        let break_glass = Board::load(&mut conn)
             .await
             .map_err(|e| format!("loading break-glass: {e}"))?;
         let overrides_awaiting = oncall::overrides::awaiting(&mut conn)
@@ -431,8 +432,8 @@ async fn apply(tx: &mut Tx<'_>, cmd: Command) -> Result<(), (sqlx::Error, Reply)
             Err(e) => return Err((e, Reply::Review(reply, Err(ReviewError::Unavailable)))),
         },
         Command::RevokeGrant { id, by, reason, reply } => match grants::revoke(tx, &id, &by, &reason).await {
-            Ok(found) => Reply::Revoke(reply, if found { Ok(()) } else { Err(ReviewError::GrantNotFound) }),
-            Err(e) => return Err((e, Reply::Revoke(reply, Err(ReviewError::Unavailable)))),
+            Ok(found) => Reply::Done(reply, if found { Ok(()) } else { Err(ReviewError::GrantNotFound) }),
+            Err(e) => return Err((e, Reply::Done(reply, Err(ReviewError::Unavailable)))),
         },
         Command::StartBreakGlass {
             user,
@@ -462,8 +463,8 @@ async fn apply(tx: &mut Tx<'_>, cmd: Command) -> Result<(), (sqlx::Error, Reply)
             note,
             reply,
         } => match oncall::overrides::acknowledge(tx, &call_id, &user, agree, note.as_deref(), store::now_ms()).await {
-            Ok(v) => Reply::Revoke(reply, v),
-            Err(e) => return Err((e, Reply::Revoke(reply, Err(ReviewError::Unavailable)))),
+            Ok(v) => Reply::Done(reply, v),
+            Err(e) => return Err((e, Reply::Done(reply, Err(ReviewError::Unavailable)))),
         },
         Command::Escalate { ids, now_ms, reply } => match oncall::escalation::escalate(tx, &ids, now_ms).await {
             Ok(n) => Reply::Count(reply, n),

@@ -17,12 +17,12 @@ pub struct Board {
 }
 
 impl Board {
-    pub async fn load(conn: &mut SqliteConnection, now: i64) -> Result<Board, sqlx::Error> {
+    /// Every break-glass not yet ended, including those whose time ran out while the
+    /// server was down: the first expiry tick ends and records them.
+    pub async fn load(conn: &mut SqliteConnection) -> Result<Board, sqlx::Error> {
         let rows: Vec<(String, String, String, i64, i64)> = sqlx::query_as(
-            "SELECT id, user, justification, started_at_ms, ends_at_ms FROM break_glass
-             WHERE ended_at_ms IS NULL AND ends_at_ms > ?",
+            "SELECT id, user, justification, started_at_ms, ends_at_ms FROM break_glass WHERE ended_at_ms IS NULL",
         )
-        .bind(now)
         .fetch_all(conn)
         .await?;
         let active = rows

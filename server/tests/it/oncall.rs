@@ -474,3 +474,57 @@ async fn break_glass_ends_when_its_owner_is_demoted_or_disabled() {
     assert_eq!(s, StatusCode::OK);
     assert!(banner(&aldo, &app).await.is_empty());
 }
+
+#[tokio::test]
+async fn break_glass_survives_a_restart_and_one_that_ran_out_meanwhile_is_ended_and_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("keep.db").display());
+    let key = dir.path().join("keep.key");
+    let (u1, k1) = (url.clone(), key.clone());
+    let app = spawn_with(move |c| {
+        c.database_url = u1.into();
+        c.key_file = k1;
+    })
+    .await;
+    let olga = reviewer(&app, "olga", Role::Oncall).await;
+    let (s, v) = start(&olga, &app, PASSWORD, WHY, "30").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let pw = app.admin.clone();
+    app.stop().await.unwrap();
+
+    let (u2, k2) = (url.clone(), key.clone());
+    let app = spawn_with(move |c| {
+        c.database_url = u2.into();
+        c.key_file = k2;
+    })
+    .await;
+    let aldo = app.login_ok(&pw.0, &pw.1).await;
+    let aldo = Reviewer {
+        token: app.session_token(&aldo).await,
+        c: aldo,
+    };
+    assert_eq!(banner(&aldo, &app).await.len(), 1, "still in force after a restart");
+    // Its time runs out while the server is down.
+    sqlx::query("UPDATE break_glass SET ends_at_ms = ends_at_ms - 31 * 60000")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    app.stop().await.unwrap();
+    let app = spawn_with(move |c| {
+        c.database_url = url.into();
+        c.key_file = key;
+    })
+    .await;
+    app.ledger.expire(server::store::now_ms()).await.unwrap();
+    let ended: Option<String> = sqlx::query_scalar("SELECT end_reason FROM break_glass")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(ended.as_deref(), Some("time is up"));
+    let kinds: Vec<String> =
+        sqlx::query_scalar("SELECT kind FROM audit_events WHERE kind LIKE 'break_glass%' ORDER BY seq")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(kinds, ["break_glass_started", "break_glass_ended"]);
+}
