@@ -120,6 +120,12 @@ impl Dispatcher {
         if let Err(e) = &result {
             tracing::info!(call = %id, attempt, error = %e, "callback delivery failed");
         }
+        let outcome = match (delivered, retry_at_ms) {
+            (true, _) => "delivered",
+            (false, Some(_)) => "retry",
+            (false, None) => "failed",
+        };
+        crate::metrics::Metrics::outcome(&crate::metrics::get().callbacks, outcome);
         // Waits for the commit, so the next round does not pick the same delivery again.
         self.ledger
             .callback_attempt(CallbackAttempt {

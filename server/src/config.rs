@@ -73,6 +73,9 @@ pub struct Config {
     pub escalation: Escalation,
     /// Outbound notifications: channels, SMTP, links back to the dashboard.
     pub notify: crate::notify::config::NotifyConfig,
+    /// Bearer token for `GET /metrics`; without one, only this machine may read them.
+    #[serde(default)]
+    pub metrics_token: Option<SecretString>,
 }
 
 /// Held calls unanswered this many minutes are marked escalated and on-call is told:

@@ -13,6 +13,7 @@ pub mod expiry;
 pub mod host;
 pub mod ingest;
 pub mod ledger;
+pub mod metrics;
 pub mod notify;
 pub mod oncall;
 pub mod realtime;

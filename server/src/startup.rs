@@ -419,6 +419,7 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
                 crate::notify::slack::MAX_BODY,
             )),
         )
+        .route("/metrics", get(crate::metrics::endpoint))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz));
     let pages = Router::new()
@@ -441,6 +442,7 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
     pages
         .merge(api)
         .layer(middleware::from_fn_with_state(hsts, headers::security_headers))
+        .layer(middleware::from_fn(crate::metrics::track))
         .layer(
             ServiceBuilder::new()
                 .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))

@@ -225,6 +225,11 @@ pub async fn ingest(
         if let Some(item) = p.pending.take() {
             tx.publish(LiveEvent::CallPending(item));
         }
+        tx.count(
+            p.row.status,
+            p.row.blocked_by.map(policy::Layer::as_str),
+            p.row.decided_by.as_deref(),
+        );
         prepared.push((job, p));
     }
     let rows: Vec<NewCall<'_>> = prepared.iter().map(|(job, p)| p.new_call(job)).collect();

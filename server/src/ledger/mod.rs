@@ -103,6 +103,8 @@ pub struct Effects {
     callbacks: bool,
     /// The break-glass board after this batch, when it changed.
     board: Option<Vec<BreakGlassView>>,
+    /// Decisions to count in the metrics: (status, layer, source).
+    decisions: Vec<(&'static str, Option<&'static str>, &'static str)>,
 }
 
 /// Rules the ledger enforces beyond the policy.
@@ -223,6 +225,12 @@ impl Tx<'_> {
         audit::append(self.conn, self.head, now_ms, ev).await.map(drop)
     }
 
+    /// Count a decision in the metrics, once committed.
+    pub fn count(&mut self, status: app::api::CallStatus, layer: Option<&'static str>, decided_by: Option<&str>) {
+        let source = app::api::DecisionSource::of(status, decided_by).map_or("none", |s| s.as_str());
+        self.fx.decisions.push((status.as_str(), layer, source));
+    }
+
     /// The break-glass board changed: pages read the new one once committed.
     pub fn set_board(&mut self, board: Vec<BreakGlassView>) {
         self.fx.board = Some(board);
@@ -250,6 +258,7 @@ impl Tx<'_> {
         if let Some(n) = self.state.pending.get_mut(&row.agent_id) {
             *n = n.saturating_sub(1);
         }
+        self.count(row.status, None, row.decided_by.as_deref());
         self.fx.wake.push(row.id.clone());
         self.fx.publish.push(LiveEvent::CallDecided(CallDecided {
             id: row.id.clone(),
@@ -294,11 +303,15 @@ impl Writer {
 
     async fn commit_batch(&mut self, batch: Vec<Command>) {
         let mut fx = Effects::default();
+        let (started, size) = (std::time::Instant::now(), batch.len());
         let outcome = self.apply_batch(batch, &mut fx).await;
         let committed = match outcome {
             Ok(tx) => tx.commit().await.map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
         };
+        let metrics = crate::metrics::get();
+        metrics.batch_size.observe(size as f64);
+        metrics.commit_seconds.observe(started.elapsed().as_secs_f64());
         if let Err(e) = committed {
             tracing::error!(error = %e, "ledger batch failed; nothing in it was stored");
             // The in-memory state may hold changes of the lost batch: reload it.
@@ -314,6 +327,9 @@ impl Writer {
                 r.send(false);
             }
             return;
+        }
+        for (status, layer, source) in fx.decisions.drain(..) {
+            metrics.decided(status, layer, source);
         }
         if let Some(board) = fx.board {
             *self.shared.board.write().unwrap_or_else(|p| p.into_inner()) = board;

@@ -271,6 +271,7 @@ impl Notifier {
             if self.inner.outstanding.fetch_add(1, Ordering::Relaxed) >= MAX_OUTSTANDING {
                 self.inner.outstanding.fetch_sub(1, Ordering::Relaxed);
                 tracing::warn!(channel = %ch.config.name, event = n.event, "notification dropped: too many outstanding");
+                crate::metrics::Metrics::outcome(&crate::metrics::get().notifications, "dropped");
                 continue;
             }
             let (me, ch, n) = (self.clone(), ch.clone(), n.clone());
@@ -321,6 +322,8 @@ impl Notifier {
         {
             let mut stats = self.inner.stats.lock().unwrap_or_else(|p| p.into_inner());
             let s = stats.entry(ch.config.name.clone()).or_default();
+            let outcome = if error.is_none() { "delivered" } else { "failed" };
+            crate::metrics::Metrics::outcome(&crate::metrics::get().notifications, outcome);
             s.last_at_ms = Some(crate::store::now_ms());
             match error {
                 None => s.delivered += 1,

@@ -67,6 +67,11 @@ impl Hub {
         ev.seq
     }
 
+    /// Open subscriptions (live pages, the notifier).
+    pub fn subscribers(&self) -> usize {
+        self.tx.receiver_count()
+    }
+
     /// The sequence number of the latest event (0 before the first).
     pub fn head(&self) -> u64 {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).next_seq - 1

@@ -10,6 +10,7 @@ mod crash;
 mod first_hour;
 mod foundation;
 mod integrity;
+mod metrics;
 mod migrations;
 mod notify;
 mod oncall;
