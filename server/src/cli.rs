@@ -164,6 +164,15 @@ pub enum PolicyCommand {
     Check { file: String },
     /// Run example calls against a policy (non-zero exit on a mismatch).
     Test { file: String, cases: String },
+    /// What rules in shadow mode would have done to recorded calls, per rule.
+    Shadow {
+        /// How far back: `7d`, `24h`, a date or RFC 3339 time.
+        #[arg(long, default_value = "7d")]
+        since: String,
+        /// Only this agent's calls.
+        #[arg(long, default_value = "")]
+        agent: String,
+    },
 }
 
 /// Parse the command line and run it: the whole of the `airlock` binary.
@@ -174,11 +183,16 @@ pub fn main() -> ExitCode {
         let args: Vec<String> = match command {
             PolicyCommand::Check { file } => vec!["check".into(), file.clone()],
             PolicyCommand::Test { file, cases } => vec!["test".into(), file.clone(), cases.clone()],
+            PolicyCommand::Shadow { .. } => Vec::new(),
         };
-        let out = policy::cli::run(&args, &|path| std::fs::read_to_string(path).map_err(|e| e.to_string()));
-        print!("{}", out.stdout);
-        eprint!("{}", out.stderr);
-        return ExitCode::from(out.code as u8);
+        if args.is_empty() {
+            // Reads the database: runs below with the configuration.
+        } else {
+            let out = policy::cli::run(&args, &|path| std::fs::read_to_string(path).map_err(|e| e.to_string()));
+            print!("{}", out.stdout);
+            eprint!("{}", out.stderr);
+            return ExitCode::from(out.code as u8);
+        }
     }
     let config = match Config::load() {
         Ok(c) => c,
@@ -278,6 +292,19 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
                 }
             }
             db.close().await;
+            Ok(())
+        }
+        Command::Policy {
+            command: PolicyCommand::Shadow { since, agent },
+        } => {
+            let now = store::now_ms();
+            let since_ms = crate::audit::search::parse_time(&since, now)?.unwrap_or(now - 7 * 86_400_000);
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            let report = crate::shadow::report(&db, since_ms, &agent, now)
+                .await
+                .map_err(|e| format!("reading shadow findings: {e}"))?;
+            print!("{}", crate::shadow::to_text(&report));
             Ok(())
         }
         Command::Policy { .. } => unreachable!("handled before the runtime starts"),

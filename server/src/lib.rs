@@ -19,6 +19,7 @@ pub mod oncall;
 pub mod realtime;
 pub mod retention;
 pub mod review;
+pub mod shadow;
 pub mod startup;
 pub mod state;
 pub mod store;

@@ -45,6 +45,8 @@ pub struct Case {
     pub approvers: Option<u8>,
     /// A substring the reason must contain.
     pub reason_contains: Option<String>,
+    /// The shadow rules that must have fired, exactly (ids); absent: not checked.
+    pub shadow: Option<Vec<String>>,
 }
 
 fn empty_object() -> toml::Value {
@@ -216,6 +218,12 @@ pub fn run(policy: &Policy, cases_src: &str) -> Result<Report, String> {
         if let Some(s) = &c.reason_contains {
             if !d.reason.contains(s.as_str()) {
                 problems.push("reason differs".to_string());
+            }
+        }
+        if let Some(want) = &c.shadow {
+            let fired: Vec<&str> = d.shadow.iter().map(|f| f.rule.as_str()).collect();
+            if fired != want.iter().map(String::as_str).collect::<Vec<_>>() {
+                problems.push(format!("shadow rules fired: {fired:?}"));
             }
         }
         let detail = if problems.is_empty() {

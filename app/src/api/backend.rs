@@ -6,7 +6,7 @@ use super::{
     AppError, AuditPage, AuditQuery, CallDetail, ChainCheck, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery,
     QueueSnapshot, Role, StatsSummary, UserView, Verdict,
 };
-use super::{BreakGlassView, ChannelInput, ChannelView, LinkView, OverrideList, TraceKind, TraceView};
+use super::{BreakGlassView, ChannelInput, ChannelView, LinkView, OverrideList, ShadowReport, TraceKind, TraceView};
 use std::sync::Arc;
 
 /// A decision as a reviewer submitted it (free text not yet checked).
@@ -54,6 +54,8 @@ pub trait ReviewDesk: Send + Sync + 'static {
 #[async_trait::async_trait]
 pub trait Insight: Send + Sync + 'static {
     async fn stats_summary(&self) -> Result<StatsSummary, AppError>;
+    /// What shadow rules would have done since `since` (`7d`, a date, …), for one agent or all.
+    async fn shadow_report(&self, since: &str, agent: &str) -> Result<ShadowReport, AppError>;
     /// Whether a role may read the audit trail (auditors and admins; reviewers by config).
     fn audit_open_to(&self, role: Role) -> bool;
     /// One page of a search over the audit trail.

@@ -478,6 +478,41 @@ pub struct StatsSummary {
     pub now_ms: i64,
 }
 
+/// What rules in shadow mode would have done since a time: per rule how often it fired,
+/// on which tools and agents, with the latest examples.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShadowReport {
+    pub since_ms: i64,
+    pub now_ms: i64,
+    pub rules: Vec<ShadowRuleReport>,
+    /// More findings than a report reads were there (the counts are of the newest).
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShadowRuleReport {
+    pub rule: String,
+    pub layer: String,
+    /// What it would have made of the calls: `pending` or `denied`.
+    pub would: String,
+    pub fired: u64,
+    pub tools: Vec<Facet>,
+    pub agents: Vec<Facet>,
+    /// The latest calls it fired for (at most five).
+    pub examples: Vec<ShadowExample>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShadowExample {
+    pub call_id: String,
+    pub tool: String,
+    pub agent: String,
+    pub at_ms: i64,
+    /// What actually happened to the call.
+    pub status: String,
+    pub reason: String,
+}
+
 /// How many of the most recent calls the stats page breaks down.
 pub const STATS_WINDOW: u64 = 10_000;
 

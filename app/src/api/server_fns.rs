@@ -5,7 +5,7 @@
 use super::{
     AppError, AuditPage, AuditQuery, BreakGlassView, CallDetail, ChainCheck, ChannelInput, ChannelView,
     DecisionOutcome, GrantList, GrantScopeKind, LinkView, OverrideList, QueueQuery, QueueSnapshot, Role, SessionInfo,
-    StatsSummary, TraceKind, TraceView, UserView, Verdict,
+    ShadowReport, StatsSummary, TraceKind, TraceView, UserView, Verdict,
 };
 // Only the server-side bodies check permissions.
 #[cfg(feature = "ssr")]
@@ -417,6 +417,21 @@ pub async fn test_channel(csrf_token: String, name: String) -> Result<String, Ap
     guard::services()?
         .notify
         .test_channel(&actor, &name)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// What rules in shadow mode would have done (since `7d` by default), to promote them
+/// with confidence.
+#[server(endpoint = "stats/shadow", input = GetUrl)]
+pub async fn get_shadow_report(
+    #[server(default)] since: String,
+    #[server(default)] agent: String,
+) -> Result<ShadowReport, AppError> {
+    guard::require(Permission::ReadStats)?;
+    guard::services()?
+        .insight
+        .shadow_report(&since, &agent)
         .await
         .map_err(guard::map_err)
 }

@@ -1,13 +1,14 @@
-//! Stats: true counts over what is recorded. Charts over time, approval latency and
-//! reviewer load come with the policy-lifecycle work; the page says so rather than
-//! pretending there is nothing to show.
+//! Stats: true counts over what is recorded, and what rules in shadow mode would have
+//! done. Charts over time, approval latency and reviewer load come with the rest of the
+//! policy-lifecycle work; the page says so rather than pretending there is nothing to show.
 
-use crate::api::{error_text, get_stats, Facet, StatsSummary};
-use crate::components::clock::span;
+use crate::api::{error_text, get_shadow_report, get_stats, Facet, ShadowReport, StatsSummary};
+use crate::components::clock::{span, utc};
 use crate::components::shell::Guarded;
 use crate::pages::queue::grouped;
 use leptos::prelude::*;
 use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
 
 #[component]
 pub fn Stats() -> impl IntoView {
@@ -16,6 +17,7 @@ pub fn Stats() -> impl IntoView {
         <Guarded path="/stats">
             <h1>"Stats"</h1>
             <StatsLoader/>
+            <ShadowSection/>
             <p class="card muted" data-testid="stats-coming">
                 "Coming next on this page: calls per hour by decision, time ranges, approval latency, "
                 "queue depth over time, reviewer load, grants, overrides and expiries as charts."
@@ -99,4 +101,79 @@ fn Bars(facets: Vec<Facet>, total: u64, testid: &'static str) -> impl IntoView {
             </tbody>
         </table>
     }
+}
+
+/// What rules in shadow mode would have done, per rule, over a chosen period (in the URL,
+/// so a GET form changes it without JavaScript).
+#[component]
+fn ShadowSection() -> impl IntoView {
+    let query = use_query_map();
+    let since = move || query.with(|q| q.get("since").unwrap_or_else(|| "7d".into()));
+    let report = Resource::new(since, |s| get_shadow_report(s, String::new()));
+    let options = [("24h", "last 24 hours"), ("7d", "last 7 days"), ("30d", "last 30 days")];
+    view! {
+        <section class="card" aria-labelledby="shadow-h" data-testid="shadow-report">
+            <h2 id="shadow-h">"Shadow rules"</h2>
+            <p class="muted">"Rules, guards and budgets marked shadow = true never change a decision; here is what they would have done, to promote them with confidence."</p>
+            <form method="get" action="/stats" class="inline">
+                <label for="shadow-since">"Period"</label>
+                <select id="shadow-since" name="since">
+                    {options.into_iter().map(|(v, l)| view! { <option value=v selected=move || since() == v>{l}</option> }).collect_view()}
+                </select>
+                <button type="submit">"Show"</button>
+            </form>
+            <Transition fallback=|| view! { <p class="muted">"Reading findings…"</p> }>
+                {move || Suspend::new(async move {
+                    match report.await {
+                        Ok(r) => view! { <ShadowTable r/> }.into_any(),
+                        Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                    }
+                })}
+            </Transition>
+        </section>
+    }
+}
+
+#[component]
+fn ShadowTable(r: ShadowReport) -> impl IntoView {
+    if r.rules.is_empty() {
+        return view! { <p data-testid="shadow-none">{format!("No shadow rule fired since {}.", utc(r.since_ms))}</p> }
+            .into_any();
+    }
+    let list = |f: &[Facet]| {
+        f.iter()
+            .take(5)
+            .map(|x| format!("{} ({})", x.value, grouped(x.count)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let rows = r
+        .rules
+        .iter()
+        .map(|rule| {
+            let examples = rule
+                .examples
+                .iter()
+                .map(|e| view! { <li><a href=format!("/calls/{}", e.call_id)>{e.tool.clone()}</a>{format!(" · {} · {} · {}", e.agent, e.status, utc(e.at_ms))}</li> })
+                .collect_view();
+            view! {
+                <tr data-rule=rule.rule.clone()>
+                    <td><code>{rule.rule.clone()}</code><br/><span class="muted">{rule.layer.clone()}</span></td>
+                    <td>{format!("would be {}", rule.would)}</td>
+                    <td data-testid="shadow-fired">{grouped(rule.fired)}</td>
+                    <td>{list(&rule.tools)}</td>
+                    <td>{list(&rule.agents)}</td>
+                    <td><ul class="plain">{examples}</ul></td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table class="table">
+            <thead><tr><th scope="col">"Rule"</th><th scope="col">"Effect"</th><th scope="col">"Fired"</th><th scope="col">"Tools"</th><th scope="col">"Agents"</th><th scope="col">"Latest calls"</th></tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
+        {r.truncated.then(|| view! { <p class="muted">"Counts cover the newest 200,000 findings of the period."</p> })}
+    }
+    .into_any()
 }

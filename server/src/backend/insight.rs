@@ -4,6 +4,20 @@ use super::*;
 
 #[async_trait::async_trait]
 impl Insight for ServerBackend {
+    async fn shadow_report(&self, since: &str, agent: &str) -> Result<app::api::ShadowReport, AppError> {
+        let now = store::now_ms();
+        let since = if since.trim().is_empty() { "7d" } else { since };
+        let since_ms = crate::audit::search::parse_time(since, now)
+            .map_err(AppError::Invalid)?
+            .unwrap_or(now - 7 * 86_400_000);
+        if agent.chars().count() > 200 {
+            return Err(AppError::Invalid("the agent id is too long".into()));
+        }
+        crate::shadow::report(&self.db, since_ms, agent.trim(), now)
+            .await
+            .map_err(|e| internal(e, "reading shadow findings"))
+    }
+
     async fn stats_summary(&self) -> Result<StatsSummary, AppError> {
         let r = store::queue::recent(&self.db, STATS_WINDOW as i64)
             .await

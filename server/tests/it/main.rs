@@ -15,3 +15,4 @@ mod migrations;
 mod notify;
 mod oncall;
 mod review;
+mod shadow;
