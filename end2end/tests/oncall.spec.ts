@@ -35,6 +35,7 @@ test('break-glass: the banner appears live in another browser, an override reach
   await oncall.getByLabel('Your password').fill(PASSWORD);
   await oncall.getByRole('button', { name: 'Start break-glass' }).click();
   await expect(oncall.getByTestId('break-glass-message')).toContainText('Break-glass is on');
+  await expect(oncall.getByLabel('Your password')).toHaveValue('');
   // Everyone else sees it at once, without reloading: who, why, until when, time left.
   const banner = auditor.getByTestId('break-glass-banner');
   await expect(banner).toContainText(USERS.oncall);

@@ -34,6 +34,7 @@ fn BreakGlassPanel() -> impl IntoView {
     };
     let me = format!("user:{}", user.username);
     let start = ServerAction::<StartBreakGlass>::new();
+    let form = NodeRef::<leptos::html::Form>::new();
     let board = use_board();
     let me = StoredValue::new(me);
     let mine = move || {
@@ -44,6 +45,10 @@ fn BreakGlassPanel() -> impl IntoView {
     // A started break-glass shows on the board at once (the live event may come later).
     Effect::new(move |_| {
         if let (Some(Ok(v)), Some(board)) = (start.value().get(), board) {
+            // The password and justification do not stay in the form.
+            if let Some(f) = form.get_untracked() {
+                f.reset();
+            }
             board.0.update(|l| {
                 l.retain(|b| b.user != v.user);
                 l.push(v);
@@ -66,7 +71,7 @@ fn BreakGlassPanel() -> impl IntoView {
                 <p class="notice" data-testid="my-break-glass">{format!("You are on break-glass until {}: “{}”. Open a held call to release it.", utc(b.ends_at_ms), b.justification)}</p>
             })}
             <p class="muted">"For emergencies when no reviewer can answer. It ends by itself; tools marked break_glass = false and anything the policy denies stay closed. Every call you release is recorded with your justification and reviewed by someone else afterwards."</p>
-            <ActionForm action=start attr:class="oncall-form" attr:data-testid="break-glass-form">
+            <ActionForm action=start node_ref=form attr:class="oncall-form" attr:data-testid="break-glass-form">
                 <input type="hidden" name=CSRF_FIELD value=session.csrf_token.clone()/>
                 <label for="bg-why">{move || if mine().is_some() { "New justification (replaces the current one)" } else { "Justification" }}</label>
                 <textarea id="bg-why" name="justification" rows="3" required minlength="10" maxlength="2000"
