@@ -22,6 +22,7 @@ pub mod review;
 pub mod shadow;
 pub mod startup;
 pub mod state;
+pub mod stats;
 pub mod store;
 pub mod telemetry;
 pub mod web;

@@ -6,7 +6,9 @@ use super::{
     AppError, AuditPage, AuditQuery, CallDetail, ChainCheck, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery,
     QueueSnapshot, Role, StatsSummary, UserView, Verdict,
 };
-use super::{BreakGlassView, ChannelInput, ChannelView, LinkView, OverrideList, ShadowReport, TraceKind, TraceView};
+use super::{
+    BreakGlassView, ChannelInput, ChannelView, LinkView, OverrideList, ShadowReport, StatsRange, TraceKind, TraceView,
+};
 use std::sync::Arc;
 
 /// A decision as a reviewer submitted it (free text not yet checked).
@@ -54,6 +56,8 @@ pub trait ReviewDesk: Send + Sync + 'static {
 #[async_trait::async_trait]
 pub trait Insight: Send + Sync + 'static {
     async fn stats_summary(&self) -> Result<StatsSummary, AppError>;
+    /// The Stats page's charts over `range` (`24h`, `7d`, `30d`).
+    async fn stats_range(&self, range: &str) -> Result<StatsRange, AppError>;
     /// What shadow rules would have done since `since` (`7d`, a date, …), for one agent or all.
     async fn shadow_report(&self, since: &str, agent: &str) -> Result<ShadowReport, AppError>;
     /// Whether a role may read the audit trail (auditors and admins; reviewers by config).

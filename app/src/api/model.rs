@@ -478,6 +478,40 @@ pub struct StatsSummary {
     pub now_ms: i64,
 }
 
+/// The Stats page over a time range: calls per bucket by outcome, how long held calls
+/// waited for a person, who decided how many, and the range's grants, overrides and
+/// expiries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatsRange {
+    /// `24h`, `7d` or `30d`.
+    pub range: String,
+    pub from_ms: i64,
+    pub to_ms: i64,
+    pub bucket_ms: i64,
+    /// Per outcome group (`allowed`, `denied`, `held`), one count per bucket.
+    pub series: Vec<(String, Vec<u64>)>,
+    /// Held calls decided by a person: wait until the decision, in ms (p50, p90, p99).
+    pub decided_by_people: u64,
+    pub wait_p50_ms: Option<i64>,
+    pub wait_p90_ms: Option<i64>,
+    pub wait_p99_ms: Option<i64>,
+    /// Decisions per reviewer with their median time to decide.
+    pub reviewers: Vec<ReviewerLoad>,
+    pub grants: u64,
+    pub overrides: u64,
+    pub expiries: u64,
+    /// Denials by tool and by rule (the most frequent first, at most ten each).
+    pub blocked_tools: Vec<Facet>,
+    pub blocked_rules: Vec<Facet>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewerLoad {
+    pub reviewer: String,
+    pub decisions: u64,
+    pub median_ms: i64,
+}
+
 /// What rules in shadow mode would have done since a time: per rule how often it fired,
 /// on which tools and agents, with the latest examples.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

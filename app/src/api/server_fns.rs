@@ -5,7 +5,7 @@
 use super::{
     AppError, AuditPage, AuditQuery, BreakGlassView, CallDetail, ChainCheck, ChannelInput, ChannelView,
     DecisionOutcome, GrantList, GrantScopeKind, LinkView, OverrideList, QueueQuery, QueueSnapshot, Role, SessionInfo,
-    ShadowReport, StatsSummary, TraceKind, TraceView, UserView, Verdict,
+    ShadowReport, StatsRange, StatsSummary, TraceKind, TraceView, UserView, Verdict,
 };
 // Only the server-side bodies check permissions.
 #[cfg(feature = "ssr")]
@@ -432,6 +432,17 @@ pub async fn get_shadow_report(
     guard::services()?
         .insight
         .shadow_report(&since, &agent)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// The Stats page's charts over a range (`24h`, `7d` or `30d`).
+#[server(endpoint = "stats/range", input = GetUrl)]
+pub async fn get_stats_range(#[server(default)] range: String) -> Result<StatsRange, AppError> {
+    guard::require(Permission::ReadStats)?;
+    guard::services()?
+        .insight
+        .stats_range(&range)
         .await
         .map_err(guard::map_err)
 }

@@ -2,7 +2,9 @@
 //! done. Charts over time, approval latency and reviewer load come with the rest of the
 //! policy-lifecycle work; the page says so rather than pretending there is nothing to show.
 
-use crate::api::{error_text, get_shadow_report, get_stats, Facet, ShadowReport, StatsSummary};
+use crate::api::{
+    error_text, get_shadow_report, get_stats, get_stats_range, who, Facet, ShadowReport, StatsRange, StatsSummary,
+};
 use crate::components::clock::{span, utc};
 use crate::components::shell::Guarded;
 use crate::pages::queue::grouped;
@@ -16,11 +18,12 @@ pub fn Stats() -> impl IntoView {
         <Title text="Stats"/>
         <Guarded path="/stats">
             <h1>"Stats"</h1>
+            <RangeForm/>
             <StatsLoader/>
+            <RangeSection/>
             <ShadowSection/>
             <p class="card muted" data-testid="stats-coming">
-                "Coming next on this page: calls per hour by decision, time ranges, approval latency, "
-                "queue depth over time, reviewer load, grants, overrides and expiries as charts."
+                "Coming next on this page: queue depth over time, and the busiest blocked layers per hour."
             </p>
         </Guarded>
     }
@@ -107,21 +110,12 @@ fn Bars(facets: Vec<Facet>, total: u64, testid: &'static str) -> impl IntoView {
 /// so a GET form changes it without JavaScript).
 #[component]
 fn ShadowSection() -> impl IntoView {
-    let query = use_query_map();
-    let since = move || query.with(|q| q.get("since").unwrap_or_else(|| "7d".into()));
+    let since = use_range();
     let report = Resource::new(since, |s| get_shadow_report(s, String::new()));
-    let options = [("24h", "last 24 hours"), ("7d", "last 7 days"), ("30d", "last 30 days")];
     view! {
         <section class="card" aria-labelledby="shadow-h" data-testid="shadow-report">
             <h2 id="shadow-h">"Shadow rules"</h2>
             <p class="muted">"Rules, guards and budgets marked shadow = true never change a decision; here is what they would have done, to promote them with confidence."</p>
-            <form method="get" action="/stats" class="inline">
-                <label for="shadow-since">"Period"</label>
-                <select id="shadow-since" name="since">
-                    {options.into_iter().map(|(v, l)| view! { <option value=v selected=move || since() == v>{l}</option> }).collect_view()}
-                </select>
-                <button type="submit">"Show"</button>
-            </form>
             <Transition fallback=|| view! { <p class="muted">"Reading findings…"</p> }>
                 {move || Suspend::new(async move {
                     match report.await {
@@ -176,4 +170,162 @@ fn ShadowTable(r: ShadowReport) -> impl IntoView {
         {r.truncated.then(|| view! { <p class="muted">"Counts cover the newest 200,000 findings of the period."</p> })}
     }
     .into_any()
+}
+
+/// The page's time range, from its URL (`?range=7d`): the charts and the shadow report follow it.
+fn use_range() -> impl Fn() -> String + Copy + Send + Sync + 'static {
+    let query = use_query_map();
+    move || {
+        query.with(|q| {
+            q.get("range")
+                .filter(|r| matches!(r.as_str(), "24h" | "7d" | "30d"))
+                .unwrap_or_else(|| "24h".into())
+        })
+    }
+}
+
+/// The range as a GET form: works without JavaScript, the URL can be shared.
+#[component]
+fn RangeForm() -> impl IntoView {
+    let range = use_range();
+    let options = [("24h", "Last 24 hours"), ("7d", "Last 7 days"), ("30d", "Last 30 days")];
+    view! {
+        <form method="get" action="/stats" class="inline range-form" data-testid="range-form">
+            <label for="stats-range">"Time range"</label>
+            <select id="stats-range" name="range">
+                {options.into_iter().map(|(v, l)| view! { <option value=v selected=move || range() == v>{l}</option> }).collect_view()}
+            </select>
+            <button type="submit">"Show"</button>
+        </form>
+    }
+}
+
+#[component]
+fn RangeSection() -> impl IntoView {
+    let range = use_range();
+    let data = Resource::new(range, get_stats_range);
+    view! {
+        <Transition fallback=|| view! { <p class="muted">"Counting…"</p> }>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Ok(r) => view! { <RangeView r/> }.into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+fn ms_text(ms: Option<i64>) -> String {
+    ms.map_or_else(
+        || "–".to_string(),
+        |m| if m < 1000 { format!("{m} ms") } else { span(m) },
+    )
+}
+
+#[component]
+fn RangeView(r: StatsRange) -> impl IntoView {
+    let bucket = span(r.bucket_ms);
+    let reviewers = r
+        .reviewers
+        .iter()
+        .map(|l| view! { <tr><th scope="row">{who(&l.reviewer)}</th><td class="num">{grouped(l.decisions)}</td><td class="num">{ms_text(Some(l.median_ms))}</td></tr> })
+        .collect_view();
+    let no_reviews = r.reviewers.is_empty();
+    view! {
+        <section class="card" aria-labelledby="per-bucket-h" data-testid="stats-chart">
+            <h2 id="per-bucket-h">{format!("Calls per {bucket} by decision")}</h2>
+            <DecisionChart r=r.clone()/>
+        </section>
+        <section class="card" aria-labelledby="people-h" data-testid="stats-people">
+            <h2 id="people-h">"People"</h2>
+            <p class="big-numbers">
+                <span><strong>{ms_text(r.wait_p50_ms)}</strong>" median wait for a decision"</span>
+                <span><strong>{ms_text(r.wait_p90_ms)}</strong>" p90"</span>
+                <span><strong>{ms_text(r.wait_p99_ms)}</strong>" p99"</span>
+            </p>
+            <p class="big-numbers">
+                <span><strong data-testid="stats-grants">{grouped(r.grants)}</strong>" grants"</span>
+                <span><strong data-testid="stats-overrides">{grouped(r.overrides)}</strong>" break-glass overrides"</span>
+                <span><strong data-testid="stats-expiries">{grouped(r.expiries)}</strong>" expired unanswered"</span>
+            </p>
+            {if no_reviews {
+                view! { <p class="muted">"Nobody decided a held call in this range."</p> }.into_any()
+            } else {
+                view! {
+                    <table class="table" data-testid="stats-reviewers">
+                        <thead><tr><th scope="col">"Reviewer"</th><th scope="col">"Decisions"</th><th scope="col">"Median time to decide"</th></tr></thead>
+                        <tbody>{reviewers}</tbody>
+                    </table>
+                }.into_any()
+            }}
+        </section>
+        {(!r.blocked_tools.is_empty()).then(|| {
+            let total = r.blocked_tools.iter().map(|f| f.count).sum();
+            let rules_total = r.blocked_rules.iter().map(|f| f.count).sum();
+            view! {
+                <section class="card" aria-labelledby="blocked-h">
+                    <h2 id="blocked-h">"Most denied tools and rules"</h2>
+                    <Bars facets=r.blocked_tools.clone() total testid="stats-blocked-tools"/>
+                    {(!r.blocked_rules.is_empty()).then(|| view! { <Bars facets=r.blocked_rules.clone() total=rules_total testid="stats-blocked-rules"/> })}
+                </section>
+            }
+        })}
+    }
+}
+
+/// Stacked bars per bucket, drawn as SVG on the server (no script, no chart library, no
+/// inline style: colours come from the stylesheet by class).
+#[component]
+fn DecisionChart(r: StatsRange) -> impl IntoView {
+    const W: f64 = 720.0;
+    const H: f64 = 180.0;
+    let n = r.series.first().map_or(0, |s| s.1.len()).max(1);
+    let totals: Vec<u64> = (0..n)
+        .map(|i| r.series.iter().map(|s| s.1.get(i).copied().unwrap_or(0)).sum())
+        .collect();
+    let max = totals.iter().copied().max().unwrap_or(0).max(1);
+    let all: u64 = totals.iter().sum();
+    let slot = W / n as f64;
+    let mut bars = Vec::new();
+    for i in 0..n {
+        let mut y = H;
+        for (name, counts) in &r.series {
+            let c = counts.get(i).copied().unwrap_or(0);
+            if c == 0 {
+                continue;
+            }
+            let h = (c as f64 / max as f64) * (H - 10.0);
+            y -= h;
+            let label = format!("{} {}: {}", utc(r.from_ms + i as i64 * r.bucket_ms), name, c);
+            bars.push(view! {
+                <rect class=format!("bar-{name}") x=format!("{:.1}", i as f64 * slot + 1.0) y=format!("{y:.1}")
+                    width=format!("{:.1}", (slot - 2.0).max(1.0)) height=format!("{h:.1}")><title>{label}</title></rect>
+            });
+        }
+    }
+    let summary = format!(
+        "{} calls from {} to {}; at most {} in one bucket",
+        grouped(all),
+        utc(r.from_ms),
+        utc(r.to_ms),
+        grouped(max)
+    );
+    let legend = r
+        .series
+        .iter()
+        .map(|(name, counts)| {
+            let sum: u64 = counts.iter().sum();
+            view! { <li><span class=format!("swatch bar-{name}") aria-hidden="true"></span>{format!("{name} {}", grouped(sum))}</li> }
+        })
+        .collect_view();
+    let label = summary.clone();
+    view! {
+        <svg class="chart" viewBox=format!("0 0 {W} {H}") role="img" aria-label=label preserveAspectRatio="none">
+            <title>{summary}</title>
+            {bars}
+        </svg>
+        <p class="chart-axis muted"><span>{utc(r.from_ms)}</span><span>{utc(r.to_ms)}</span></p>
+        <ul class="legend">{legend}</ul>
+    }
 }

@@ -18,6 +18,13 @@ impl Insight for ServerBackend {
             .map_err(|e| internal(e, "reading shadow findings"))
     }
 
+    async fn stats_range(&self, range: &str) -> Result<app::api::StatsRange, AppError> {
+        crate::stats::range(&self.db, range, store::now_ms())
+            .await
+            .map_err(|e| internal(e, "reading the stats"))?
+            .map_err(AppError::Invalid)
+    }
+
     async fn stats_summary(&self) -> Result<StatsSummary, AppError> {
         let r = store::queue::recent(&self.db, STATS_WINDOW as i64)
             .await

@@ -16,3 +16,4 @@ mod notify;
 mod oncall;
 mod review;
 mod shadow;
+mod stats;
