@@ -34,10 +34,11 @@ impl Insight for ServerBackend {
         for (status, layer, tool, n) in r.groups {
             let n = n.max(0) as u64;
             window += n;
-            *statuses.entry(status).or_insert(0) += n;
-            if let Some(l) = layer {
+            // Held calls name the layer that held them: only denials count as "denied by".
+            if let (Some(l), "denied") = (layer, status.as_str()) {
                 *layers.entry(l).or_insert(0) += n;
             }
+            *statuses.entry(status).or_insert(0) += n;
             *tools.entry(tool).or_insert(0) += n;
         }
         let ranked = |m: BTreeMap<String, u64>, keep: usize| -> Vec<Facet> {

@@ -137,6 +137,8 @@ async fn stats_and_audit_count_what_is_recorded() {
     assert_eq!(count("statuses", "pending"), Some(1));
     assert_eq!(count("statuses", "allowed"), Some(1));
     assert_eq!(count("layers", "allowlist"), Some(2), "{s}");
+    // The held call names the layer that held it, but it was not denied.
+    assert_eq!(s["layers"].as_array().unwrap().len(), 1, "only denials: {s}");
     let html = rev.c.get(app.url("/stats")).send().await.unwrap().text().await.unwrap();
     assert!(!html.contains("No decisions have been made yet"));
     assert!(
