@@ -8,6 +8,9 @@ use app::api::{Facet, ReviewerLoad, StatsRange};
 use std::collections::HashMap;
 
 const HOUR: i64 = 3_600_000;
+/// How far before a range held calls are looked for to know the queue's depth at its
+/// start (older calls still waiting are found by the index of waiting calls).
+const DEPTH_LOOKBACK: i64 = 7 * 24 * HOUR;
 
 /// The range's length and bucket size: hourly for a day, 6-hourly for a week, daily for a month.
 pub fn range_of(range: &str) -> Result<(&'static str, i64, i64), String> {
@@ -41,6 +44,20 @@ async fn first_rowid_since(db: &Db, since_ms: i64) -> Result<i64, sqlx::Error> {
         }
     }
     Ok(lo)
+}
+
+/// How many of `spans` (held from creation until decided, or still) were waiting at the
+/// end of each of `n` buckets starting at `from`.
+fn depth_at(spans: &[(i64, Option<i64>)], from: i64, bucket: i64, n: usize) -> Vec<u64> {
+    (0..n)
+        .map(|i| {
+            let t = from + (i as i64 + 1) * bucket;
+            spans
+                .iter()
+                .filter(|(created, decided)| *created <= t && decided.is_none_or(|d| d > t))
+                .count() as u64
+        })
+        .collect()
 }
 
 fn percentile(sorted: &[i64], p: f64) -> Option<i64> {
@@ -89,6 +106,23 @@ pub async fn range(db: &Db, range: &str, now_ms: i64) -> Result<Result<StatsRang
             expiries += count.max(0) as u64;
         }
     }
+
+    // Queue depth at each bucket's end: held calls created by then and not yet decided.
+    let back = first_rowid_since(db, from_ms - DEPTH_LOOKBACK).await?;
+    let mut spans: Vec<(i64, Option<i64>)> = sqlx::query_as(
+        "SELECT created_at_ms, decided_at_ms FROM tool_calls
+         WHERE rowid >= ? AND status NOT IN ('allowed', 'denied')",
+    )
+    .bind(back)
+    .fetch_all(db)
+    .await?;
+    let older: Vec<i64> =
+        sqlx::query_scalar("SELECT created_at_ms FROM tool_calls WHERE status = 'pending' AND rowid < ?")
+            .bind(back)
+            .fetch_all(db)
+            .await?;
+    spans.extend(older.into_iter().map(|c| (c, None)));
+    let depth = depth_at(&spans, from_ms, bucket, n);
 
     let decided: Vec<(String, i64)> = sqlx::query_as(
         "SELECT decided_by, decided_at_ms - created_at_ms FROM tool_calls
@@ -155,6 +189,7 @@ pub async fn range(db: &Db, range: &str, now_ms: i64) -> Result<Result<StatsRang
         to_ms,
         bucket_ms: bucket,
         series,
+        depth,
         decided_by_people: waits.len() as u64,
         wait_p50_ms: percentile(&waits, 0.5),
         wait_p90_ms: percentile(&waits, 0.9),
@@ -180,5 +215,7 @@ mod tests {
         assert_eq!(percentile(&[], 0.5), None);
         assert_eq!(percentile(&[1, 2, 3, 4, 100], 0.5), Some(3));
         assert_eq!(percentile(&[1, 2, 3, 4, 100], 0.99), Some(100));
+        // Held at 5, decided at 25; held at 15, still waiting: depth at 10, 20, 30.
+        assert_eq!(depth_at(&[(5, Some(25)), (15, None)], 0, 10, 3), [1, 2, 1]);
     }
 }

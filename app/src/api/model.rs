@@ -490,6 +490,8 @@ pub struct StatsRange {
     pub bucket_ms: i64,
     /// Per outcome group (`allowed`, `denied`, `held`), one count per bucket.
     pub series: Vec<(String, Vec<u64>)>,
+    /// Held calls waiting at the end of each bucket.
+    pub depth: Vec<u64>,
     /// Held calls decided by a person: wait until the decision, in ms (p50, p90, p99).
     pub decided_by_people: u64,
     pub wait_p50_ms: Option<i64>,

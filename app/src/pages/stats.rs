@@ -23,7 +23,7 @@ pub fn Stats() -> impl IntoView {
             <RangeSection/>
             <ShadowSection/>
             <p class="card muted" data-testid="stats-coming">
-                "Coming next on this page: queue depth over time, and the busiest blocked layers per hour."
+                "Coming next on this page: the busiest blocked layers per hour, and approval latency per tool."
             </p>
         </Guarded>
     }
@@ -237,6 +237,10 @@ fn RangeView(r: StatsRange) -> impl IntoView {
             <h2 id="per-bucket-h">{format!("Calls per {bucket} by decision")}</h2>
             <DecisionChart r=r.clone()/>
         </section>
+        <section class="card" aria-labelledby="depth-h" data-testid="stats-depth">
+            <h2 id="depth-h">{format!("Held calls waiting, at the end of each {bucket}")}</h2>
+            <DepthChart r=r.clone()/>
+        </section>
         <section class="card" aria-labelledby="people-h" data-testid="stats-people">
             <h2 id="people-h">"People"</h2>
             <p class="big-numbers">
@@ -271,6 +275,44 @@ fn RangeView(r: StatsRange) -> impl IntoView {
                 </section>
             }
         })}
+    }
+}
+
+/// The queue's depth over the range as a line (SVG, like the bars).
+#[component]
+fn DepthChart(r: StatsRange) -> impl IntoView {
+    const W: f64 = 720.0;
+    const H: f64 = 120.0;
+    let n = r.depth.len().max(1);
+    let max = r.depth.iter().copied().max().unwrap_or(0).max(1);
+    let step = if n > 1 { W / (n - 1) as f64 } else { W };
+    let points = r
+        .depth
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            format!(
+                "{:.1},{:.1}",
+                i as f64 * step,
+                H - 5.0 - (*d as f64 / max as f64) * (H - 10.0)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let peak = r.depth.iter().copied().max().unwrap_or(0);
+    let now = r.depth.last().copied().unwrap_or(0);
+    let summary = format!(
+        "at most {} held calls waiting; {} at the end of the range",
+        grouped(peak),
+        grouped(now)
+    );
+    let label = summary.clone();
+    view! {
+        <svg class="chart depth" viewBox=format!("0 0 {W} {H}") role="img" aria-label=label preserveAspectRatio="none">
+            <title>{summary.clone()}</title>
+            <polyline class="depth-line" points=points></polyline>
+        </svg>
+        <p class="chart-axis muted"><span>{utc(r.from_ms)}</span><span>{summary}</span><span>{utc(r.to_ms)}</span></p>
     }
 }
 

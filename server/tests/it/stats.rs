@@ -56,6 +56,8 @@ async fn the_stats_range_counts_decisions_waits_and_reviewers() {
     );
     assert_eq!(r["blocked_tools"], json!([{"value": "read_file", "count": 2}]));
     assert_eq!(r["expiries"], 0);
+    // One of the three held calls is still waiting at the end of the range.
+    assert_eq!(r["depth"].as_array().unwrap().last(), Some(&json!(1)), "{r}");
 
     let week = aldo.get(&app, "/api/stats/range?range=7d").await;
     assert_eq!(week["series"][0][1].as_array().unwrap().len(), 28, "6-hour buckets");
@@ -79,4 +81,5 @@ async fn the_stats_range_counts_decisions_waits_and_reviewers() {
         "the chart is server-rendered"
     );
     assert!(page.contains("rita"), "reviewer load is listed");
+    assert!(page.contains("depth-line"), "the queue's depth is drawn");
 }
