@@ -115,7 +115,18 @@ test('stats and audit pages show the recorded data and say what is coming', asyn
   await expect(page.getByTestId('stats-outcomes')).toContainText('pending');
   await expect(page.getByTestId('stats-coming')).toContainText('Coming next');
   await expect(page.getByText('No decisions have been made yet')).toHaveCount(0);
+  await expect(page.getByTestId('stats-chart').locator('svg rect').first()).toBeVisible();
+  await expect(page.getByTestId('stats-depth').locator('polyline')).toHaveCount(1);
   await page.screenshot({ path: 'screenshots/stats.png', fullPage: true });
+  // A week on a phone: the same charts fit the screen's width.
+  const phone = await browser.newContext({ viewport: { width: 375, height: 740 } });
+  const small = await phone.newPage();
+  await signIn(small, USERS.auditor);
+  await small.goto('/stats?range=7d');
+  await expect(small.getByTestId('stats-chart')).toContainText('Calls per 6 h by decision');
+  const box = await small.getByTestId('stats-chart').locator('svg').boundingBox();
+  expect(box!.width).toBeLessThanOrEqual(375);
+  await small.screenshot({ path: 'screenshots/stats-phone.png', fullPage: true });
   await page.goto('/audit');
   await expect(page.getByTestId('audit-status')).toContainText('The chain holds');
   await expect(page.getByTestId('audit-row').first()).toBeVisible();
