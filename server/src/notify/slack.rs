@@ -8,7 +8,7 @@ use crate::audit::NewEvent;
 use crate::error::json_error;
 use crate::state::AppState;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use hmac::{Hmac, KeyInit, Mac};
@@ -19,7 +19,12 @@ use sha2::Sha256;
 /// Largest interaction body read.
 pub const MAX_BODY: usize = 64 * 1024;
 
-pub async fn interactions(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn interactions(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let Some(secret) = state.config.notify.slack_signing_secret.as_ref() else {
         return json_error(
             StatusCode::NOT_FOUND,
@@ -32,6 +37,7 @@ pub async fn interactions(State(state): State<AppState>, headers: HeaderMap, bod
     let (Some(ts), Some(sig)) = (header("x-slack-request-timestamp"), header("x-slack-signature")) else {
         return refuse(
             &state,
+            peer,
             "missing_signature",
             "X-Slack-Signature and X-Slack-Request-Timestamp are required",
         );
@@ -39,6 +45,7 @@ pub async fn interactions(State(state): State<AppState>, headers: HeaderMap, bod
     if let Err(e) = crate::ingest::signature::check_timestamp(ts, crate::store::now_ms() / 1000) {
         return refuse(
             &state,
+            peer,
             e.code(),
             &e.message().replace("webhook-timestamp", "X-Slack-Request-Timestamp"),
         );
@@ -46,6 +53,7 @@ pub async fn interactions(State(state): State<AppState>, headers: HeaderMap, bod
     if !signature_ok(secret.expose_secret().as_bytes(), ts, &body, sig) {
         return refuse(
             &state,
+            peer,
             "bad_signature",
             "the signature does not match the signing secret",
         );
@@ -78,15 +86,19 @@ pub async fn interactions(State(state): State<AppState>, headers: HeaderMap, bod
     axum::Json(json!({"response_type": "ephemeral", "replace_original": false, "text": text})).into_response()
 }
 
-/// Refused interactions are audited (a forged button press is worth knowing about).
-fn refuse(state: &AppState, code: &'static str, message: &str) -> Response {
-    state.ledger.audit(NewEvent {
-        kind: "slack_interaction_refused",
-        actor: "system".into(),
-        call_id: None,
-        session_id: None,
-        data: json!({"code": code}),
-    });
+/// Refused interactions are audited (a forged button press is worth knowing about), a
+/// burst per address and then one a second, like refused agent requests: a flood of
+/// forgeries cannot flood the trail.
+fn refuse(state: &AppState, peer: std::net::SocketAddr, code: &'static str, message: &str) -> Response {
+    if state.auth_failures.check_key(&peer.ip()).is_ok() {
+        state.ledger.audit(NewEvent {
+            kind: "slack_interaction_refused",
+            actor: "system".into(),
+            call_id: None,
+            session_id: None,
+            data: json!({"code": code, "address": peer.ip().to_string()}),
+        });
+    }
     json_error(StatusCode::UNAUTHORIZED, code, message).into_response()
 }
 

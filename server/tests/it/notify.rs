@@ -369,6 +369,17 @@ async fn slack_interactions_need_the_signing_secret_and_never_decide() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(refused, 4, "every refused interaction is recorded");
+    // A flood of forgeries is refused every time but recorded only a burst's worth.
+    for _ in 0..60 {
+        let (s, _) = slack_post(&app, &now, &body, Some(&forged)).await;
+        assert_eq!(s.as_u16(), 401);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let recorded_after = audit_data(&app, "slack_interaction_refused").await.len();
+    assert!(
+        recorded_after < 4 + 40,
+        "{recorded_after} refusals recorded for 64 forgeries"
+    );
 }
 
 #[tokio::test]
