@@ -97,16 +97,11 @@ fn aggregate(findings: impl Iterator<Item = Finding>) -> Vec<ShadowRuleReport> {
             });
         }
     }
-    let facets = |m: HashMap<String, u64>| {
-        let mut v: Vec<Facet> = m.into_iter().map(|(value, count)| Facet { value, count }).collect();
-        v.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));
-        v
-    };
     let mut out: Vec<ShadowRuleReport> = by_rule
         .into_values()
         .map(|a| ShadowRuleReport {
-            tools: facets(a.tools),
-            agents: facets(a.agents),
+            tools: Facet::ranked(a.tools, usize::MAX),
+            agents: Facet::ranked(a.agents, usize::MAX),
             ..a.report
         })
         .collect();

@@ -170,12 +170,6 @@ pub async fn range(db: &Db, range: &str, now_ms: i64) -> Result<Result<StatsRang
             *rules.entry(r).or_default() += count.max(0) as u64;
         }
     }
-    let top = |m: HashMap<String, u64>| {
-        let mut v: Vec<Facet> = m.into_iter().map(|(value, count)| Facet { value, count }).collect();
-        v.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));
-        v.truncate(10);
-        v
-    };
     let count = |sql: &'static str| async move {
         sqlx::query_scalar::<_, i64>(sql)
             .bind(from_ms)
@@ -198,8 +192,8 @@ pub async fn range(db: &Db, range: &str, now_ms: i64) -> Result<Result<StatsRang
         grants: count("SELECT count(*) FROM grants WHERE created_at_ms >= ?").await?,
         overrides: count("SELECT count(*) FROM override_reviews WHERE overridden_at_ms >= ?").await?,
         expiries,
-        blocked_tools: top(tools),
-        blocked_rules: top(rules),
+        blocked_tools: Facet::ranked(tools, 10),
+        blocked_rules: Facet::ranked(rules, 10),
     }))
 }
 

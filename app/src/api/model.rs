@@ -330,6 +330,19 @@ pub struct Facet {
     pub count: u64,
 }
 
+impl Facet {
+    /// Counts as facets, the most frequent first (ties by value), at most `keep`.
+    pub fn ranked(counts: impl IntoIterator<Item = (String, u64)>, keep: usize) -> Vec<Facet> {
+        let mut v: Vec<Facet> = counts
+            .into_iter()
+            .map(|(value, count)| Facet { value, count })
+            .collect();
+        v.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));
+        v.truncate(keep);
+        v
+    }
+}
+
 /// One page of the queue, the true counts, and the server's clock so countdowns agree
 /// with the server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

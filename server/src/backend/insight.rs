@@ -41,19 +41,13 @@ impl Insight for ServerBackend {
             *statuses.entry(status).or_insert(0) += n;
             *tools.entry(tool).or_insert(0) += n;
         }
-        let ranked = |m: BTreeMap<String, u64>, keep: usize| -> Vec<Facet> {
-            let mut v: Vec<Facet> = m.into_iter().map(|(value, count)| Facet { value, count }).collect();
-            v.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));
-            v.truncate(keep);
-            v
-        };
         Ok(StatsSummary {
             calls: r.calls,
             waiting: r.waiting,
             window,
-            statuses: ranked(statuses, usize::MAX),
-            layers: ranked(layers, usize::MAX),
-            tools: ranked(tools, 10),
+            statuses: Facet::ranked(statuses, usize::MAX),
+            layers: Facet::ranked(layers, usize::MAX),
+            tools: Facet::ranked(tools, 10),
             oldest_in_window_ms: r.oldest_ms,
             now_ms: store::now_ms(),
         })

@@ -1,7 +1,7 @@
 //! On-call: starting and ending break-glass, overrides, and their post-hoc review.
 
 use super::*;
-use crate::oncall::{MAX_TEXT_CHARS, MIN_JUSTIFICATION_CHARS};
+use crate::oncall::MIN_JUSTIFICATION_CHARS;
 use app::api::{BreakGlassView, DecisionInput, LinkView, OnCall, OverrideList, OverrideView};
 
 /// Overrides shown on the list, each way.
@@ -25,7 +25,7 @@ impl OnCall for ServerBackend {
         if !actor.role.may(Permission::BreakGlass) {
             return Err(AppError::Forbidden(actor.role.to_string()));
         }
-        let justification = clean(justification, "justification")?;
+        let justification = clean(justification, "justification")?.unwrap_or_default();
         if justification.chars().count() < MIN_JUSTIFICATION_CHARS {
             return Err(AppError::Invalid(format!(
                 "say why break-glass is needed (at least {MIN_JUSTIFICATION_CHARS} characters)"
@@ -150,10 +150,9 @@ impl OnCall for ServerBackend {
             return Err(AppError::Forbidden(actor.role.to_string()));
         }
         let note = clean(note, "note")?;
-        if !agree && note.is_empty() {
+        if !agree && note.is_none() {
             return Err(AppError::Invalid("say what is wrong with this override".into()));
         }
-        let note = (!note.is_empty()).then_some(note);
         match self
             .ledger
             .acknowledge(call_id, &format!("user:{}", actor.username), agree, note)
@@ -229,15 +228,10 @@ impl ServerBackend {
     }
 }
 
-/// Trim, bound and redact free text that is audited and shown to everyone.
-fn clean(text: &str, what: &str) -> Result<String, AppError> {
-    let t = text.trim();
-    if t.chars().count() > MAX_TEXT_CHARS {
-        return Err(AppError::Invalid(format!(
-            "the {what} is longer than {MAX_TEXT_CHARS} characters"
-        )));
-    }
-    Ok(policy::redact::redact_text(t).value)
+/// Free text that is audited and shown to everyone, as reviewers' comments are:
+/// trimmed, bounded and redacted (`review::clean_text`); `None` when empty.
+fn clean(text: &str, what: &str) -> Result<Option<String>, AppError> {
+    review::clean_text(text, what).map_err(|e| AppError::Invalid(e.to_string()))
 }
 
 #[derive(sqlx::FromRow)]

@@ -108,22 +108,21 @@ pub fn signature_ok(secret: &[u8], ts: &str, body: &[u8], header: &str) -> bool 
         return false;
     };
     let Ok(sig) = hex::decode(hex_sig) else { return false };
-    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(secret).expect("any key length");
-    m.update(b"v0:");
-    m.update(ts.as_bytes());
-    m.update(b":");
-    m.update(body);
-    m.verify_slice(&sig).is_ok()
+    mac(secret, ts, body).verify_slice(&sig).is_ok()
 }
 
 /// The signature header for a body (tests and local tools sign with it).
 pub fn sign(secret: &[u8], ts: &str, body: &[u8]) -> String {
+    format!("v0={}", hex::encode(mac(secret, ts, body).finalize().into_bytes()))
+}
+
+fn mac(secret: &[u8], ts: &str, body: &[u8]) -> Hmac<Sha256> {
     let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(secret).expect("any key length");
     m.update(b"v0:");
     m.update(ts.as_bytes());
     m.update(b":");
     m.update(body);
-    format!("v0={}", hex::encode(m.finalize().into_bytes()))
+    m
 }
 
 /// (action id, call id, Slack user) of a `block_actions` payload (`payload=<json>` form).

@@ -9,7 +9,5 @@ pub mod break_glass;
 pub mod escalation;
 pub mod overrides;
 
-/// Longest justification or acknowledgement note kept.
-pub const MAX_TEXT_CHARS: usize = 2000;
 /// Shortest justification accepted: a few words, not "x".
 pub const MIN_JUSTIFICATION_CHARS: usize = 10;

@@ -7,8 +7,9 @@
 
 use crate::audit::NewEvent;
 use crate::ledger::Tx;
+use crate::review::decide::refusal;
 use crate::review::{ReviewError, Reviewed};
-use crate::store::calls::{self, CallRow};
+use crate::store::calls;
 use crate::store::details::CallDetails;
 use crate::store::review as reviews;
 use app::api::{CallStatus, DecisionSource, LiveEvent, OverridesChanged};
@@ -36,7 +37,7 @@ pub async fn release(
     }
     let Some(bg) = tx.state.break_glass.of(user, now).cloned() else {
         let why = "no break-glass of yours is in force; start one on the On-call page".to_string();
-        return refused(tx, now, &row, user, ReviewError::Forbidden(why)).await;
+        return refusal(tx, now, &row, user, "override", ReviewError::Forbidden(why)).await;
     };
     let origin = calls::origin_in(tx.conn, id).await?.ok_or(sqlx::Error::RowNotFound)?;
     let held_allows = CallDetails::parse(&origin.details).break_glass;
@@ -46,13 +47,13 @@ pub async fn release(
             "the policy does not let break-glass release {} (break_glass = false); a reviewer must decide it",
             row.tool
         );
-        return refused(tx, now, &row, user, ReviewError::Forbidden(why)).await;
+        return refusal(tx, now, &row, user, "override", ReviewError::Forbidden(why)).await;
     }
     if let Some(principal) = origin.on_behalf_of.as_deref() {
         let me = user.strip_prefix("user:").unwrap_or(user);
         if tx.state.settings.is_principal(principal, me) {
             let why = "this call was made on your behalf; break-glass does not release your own calls".to_string();
-            return refused(tx, now, &row, user, ReviewError::Forbidden(why)).await;
+            return refusal(tx, now, &row, user, "override", ReviewError::Forbidden(why)).await;
         }
     }
     let approvals = reviews::valid_approvals_in(tx.conn, id).await?;
@@ -190,26 +191,4 @@ pub async fn awaiting(conn: &mut SqliteConnection) -> Result<u64, sqlx::Error> {
         .fetch_one(conn)
         .await?;
     Ok(n.max(0) as u64)
-}
-
-/// A refused override, audited like a refused review.
-async fn refused(
-    tx: &mut Tx<'_>,
-    now: i64,
-    row: &CallRow,
-    user: &str,
-    e: ReviewError,
-) -> Result<Result<Reviewed, ReviewError>, sqlx::Error> {
-    tx.audit(
-        now,
-        &NewEvent {
-            kind: "review_refused",
-            actor: user.to_string(),
-            call_id: Some(row.id.clone()),
-            session_id: Some(row.session_id.clone()),
-            data: json!({"tool": row.tool, "agent": row.agent_id, "action": "override", "reason": e.to_string()}),
-        },
-    )
-    .await?;
-    Ok(Err(e))
 }

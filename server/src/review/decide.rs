@@ -302,14 +302,26 @@ async fn refused(
     r: &Review,
     e: ReviewError,
 ) -> Result<Result<Reviewed, ReviewError>, sqlx::Error> {
+    refusal(tx, now, row, &r.reviewer, r.action.name(), e).await
+}
+
+/// Record that `actor`'s `action` on a held call was refused (reviews and overrides).
+pub(crate) async fn refusal(
+    tx: &mut Tx<'_>,
+    now: i64,
+    row: &CallRow,
+    actor: &str,
+    action: &str,
+    e: ReviewError,
+) -> Result<Result<Reviewed, ReviewError>, sqlx::Error> {
     tx.audit(
         now,
         &NewEvent {
             kind: "review_refused",
-            actor: r.reviewer.clone(),
+            actor: actor.to_string(),
             call_id: Some(row.id.clone()),
             session_id: Some(row.session_id.clone()),
-            data: json!({"tool": row.tool, "agent": row.agent_id, "action": r.action.name(), "reason": e.to_string()}),
+            data: json!({"tool": row.tool, "agent": row.agent_id, "action": action, "reason": e.to_string()}),
         },
     )
     .await?;
