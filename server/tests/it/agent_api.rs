@@ -1,6 +1,6 @@
 //! The agent API through real HTTP and a real SQLite file.
 
-use crate::common::{spawn_app, spawn_with, unix_now, TestApp};
+use crate::common::{spawn_app, spawn_in, spawn_with, unix_now, TestApp};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -99,15 +99,7 @@ async fn every_decision_path_answers_with_its_layer_and_rule() {
 #[tokio::test]
 async fn budgets_and_recent_webhook_ids_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let db_path = dir.path().join("keep.db");
-    let key = dir.path().join("keep.key");
-    let url = format!("sqlite://{}", db_path.display());
-    let (u1, k1) = (url.clone(), key.clone());
-    let app = spawn_with(move |c| {
-        c.database_url = u1.into();
-        c.key_file = k1;
-    })
-    .await;
+    let app = spawn_in(dir.path()).await;
     let agent = app.agent("bot").await;
     let mail = json!({"session_id": "s", "turn_id": "t", "tool": "send_email",
         "arguments": {"to": "a@example.com", "subject": "hi", "body": "hello"}});
@@ -116,11 +108,7 @@ async fn budgets_and_recent_webhook_ids_survive_a_restart() {
     let (_, first) = agent.propose_as("msg_before_restart", mail.clone()).await;
     let secret = agent.secret.clone();
     app.stop().await.unwrap();
-    let app = spawn_with(move |c| {
-        c.database_url = url.into();
-        c.key_file = key;
-    })
-    .await;
+    let app = spawn_in(dir.path()).await;
     let agent = crate::common::TestAgent {
         id: "bot".into(),
         secret,
@@ -591,14 +579,7 @@ async fn arguments_are_redacted_in_the_audit_trail_but_returned_to_the_agent() {
 #[tokio::test]
 async fn raw_arguments_of_old_decided_calls_are_purged_and_the_chain_still_verifies() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("keep.db").display());
-    let key = dir.path().join("keep.key");
-    let (u1, k1) = (url.clone(), key.clone());
-    let app = spawn_with(move |c| {
-        c.database_url = u1.into();
-        c.key_file = k1;
-    })
-    .await;
+    let app = spawn_in(dir.path()).await;
     let agent = app.agent("bot").await;
     let secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD";
     let (_, old) = agent
@@ -615,11 +596,7 @@ async fn raw_arguments_of_old_decided_calls_are_purged_and_the_chain_still_verif
         .unwrap();
     app.stop().await.unwrap();
     // The sweep runs when the server starts (then hourly).
-    let app = spawn_with(move |c| {
-        c.database_url = url.into();
-        c.key_file = key;
-    })
-    .await;
+    let app = spawn_in(dir.path()).await;
     let raw = |id: String| {
         let db = app.db.clone();
         async move {

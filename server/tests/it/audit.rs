@@ -196,15 +196,7 @@ async fn search_combines_free_text_with_every_filter() {
     let p = search(&auditor, &app, &[("sort", "oldest")]).await;
     let oldest = seqs(&p);
     assert!(oldest.windows(2).all(|w| w[0] < w[1]), "{oldest:?}");
-    let html = auditor
-        .c
-        .get(app.url("/audit?tool=refund_order&q=order"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = auditor.page(&app, "/audit?tool=refund_order&q=order").await;
     assert!(html.contains("data-testid=\"audit-row\""), "server-rendered results");
     assert!(
         html.contains("/audit/sessions/s-2"),
@@ -446,15 +438,7 @@ async fn a_timeline_shows_each_call_its_decision_and_what_followed() {
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
 
     // Server-rendered: the timeline is in the HTML itself.
-    let html = auditor
-        .c
-        .get(app.url("/audit/sessions/s-1"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = auditor.page(&app, "/audit/sessions/s-1").await;
     assert_eq!(html.matches("data-testid=\"trace-call\"").count(), 5);
     assert!(html.contains("summarise the quarterly notes") && html.contains("use the second draft"));
     let rev = reviewer(&app, "rita", Role::Reviewer).await;
@@ -548,7 +532,7 @@ async fn planted_secrets_reach_no_index_export_timeline_or_page() {
         "/audit/sessions/leaky",
         "/audit?session=leaky",
     ] {
-        outputs.push(auditor.c.get(app.url(path)).send().await.unwrap().text().await.unwrap());
+        outputs.push(auditor.page(&app, path).await);
     }
     for out in &outputs {
         for s in secrets {

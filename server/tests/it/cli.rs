@@ -1,32 +1,7 @@
 //! The `airlock` binary's commands, run as a user would run them.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
-
-fn airlock(db: &str, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(args)
-        .env("AIRLOCK_DATABASE_URL", db)
-        .env("AIRLOCK_LOG_LEVEL", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let Some(s) = stdin {
-        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
-    }
-    drop(child.stdin.take());
-    child.wait_with_output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use crate::common::{airlock, text};
+use std::process::{Command, Output};
 
 #[tokio::test]
 async fn user_add_passwd_disable_enable() {

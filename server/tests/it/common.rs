@@ -73,6 +73,47 @@ pub async fn spawn_app() -> TestApp {
     spawn_with(|_| {}).await
 }
 
+/// A server whose database and key file live in `dir`, so a later call with the same
+/// directory restarts it on the same data.
+pub async fn spawn_in(dir: &std::path::Path) -> TestApp {
+    let url = format!("sqlite://{}", dir.join("keep.db").display());
+    let key = dir.join("keep.key");
+    spawn_with(move |c| {
+        c.database_url = url.into();
+        c.key_file = key;
+    })
+    .await
+}
+
+/// Run the `airlock` binary on database `db` as a user would; its output.
+pub fn airlock(db: &str, args: &[&str], stdin: Option<&str>) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(args)
+        .env("AIRLOCK_DATABASE_URL", db)
+        .env("AIRLOCK_LOG_LEVEL", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(s) = stdin {
+        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
+
+/// A command's standard output and error, as one text.
+pub fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// A browser-like client: keeps cookies, does not follow redirects.
 pub fn client() -> Client {
     Client::builder()
@@ -168,6 +209,7 @@ pub fn header_str(r: &Response, h: header::HeaderName) -> String {
 }
 
 /// An agent with its secret, sending signed requests to a test server.
+#[derive(Clone)]
 pub struct TestAgent {
     pub id: String,
     pub secret: server::agents::SigningSecret,
@@ -245,6 +287,12 @@ impl TestAgent {
         (status, r.json().await.unwrap_or(serde_json::Value::Null))
     }
 
+    /// Long-poll a call in the background (the decision is made meanwhile).
+    pub fn poll_later(&self, id: &str, wait: u64) -> tokio::task::JoinHandle<(StatusCode, serde_json::Value)> {
+        let (agent, id) = (self.clone(), id.to_string());
+        tokio::spawn(async move { agent.get(&id, wait).await })
+    }
+
     pub async fn get(&self, id: &str, wait: u64) -> (StatusCode, serde_json::Value) {
         self.call(
             reqwest::Method::GET,
@@ -305,6 +353,13 @@ impl Reviewer {
             .unwrap();
         let status = r.status();
         (status, r.json().await.unwrap_or(serde_json::Value::Null))
+    }
+
+    /// A page as the server renders it (HTML).
+    pub async fn page(&self, app: &TestApp, path: &str) -> String {
+        let r = self.c.get(app.url(path)).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "{path}");
+        r.text().await.unwrap()
     }
 
     pub async fn get(&self, app: &TestApp, path: &str) -> serde_json::Value {

@@ -88,15 +88,7 @@ async fn the_queue_pages_with_true_counts_filters_and_orders() {
     assert_eq!((q["matching"].as_u64(), q["total"].as_u64()), (Some(0), Some(57)));
 
     // The server-rendered page says the true count (not a capped one).
-    let html = alice
-        .c
-        .get(app.url("/queue"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = alice.page(&app, "/queue").await;
     assert!(html.contains("57 calls are waiting."), "{html}");
     assert!(html.contains("Page 1 of 2"), "{html}");
 }
@@ -139,7 +131,7 @@ async fn stats_and_audit_count_what_is_recorded() {
     assert_eq!(count("layers", "allowlist"), Some(2), "{s}");
     // The held call names the layer that held it, but it was not denied.
     assert_eq!(s["layers"].as_array().unwrap().len(), 1, "only denials: {s}");
-    let html = rev.c.get(app.url("/stats")).send().await.unwrap().text().await.unwrap();
+    let html = rev.page(&app, "/stats").await;
     assert!(!html.contains("No decisions have been made yet"));
     assert!(
         html.contains("calls recorded") && html.contains("Coming next"),

@@ -415,15 +415,7 @@ async fn a_decision_link_opens_a_confirm_page_and_decides_once_for_a_signed_in_r
         (view["verdict"].as_str(), view["status"].as_str()),
         (Some("approve"), Some("pending"))
     );
-    let page = rita
-        .c
-        .get(app.url(&format!("/confirm?t={q}")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = rita.page(&app, &format!("/confirm?t={q}")).await;
     assert!(page.contains("Confirm approval"), "the confirm page asks first");
 
     let confirm = |who: &crate::common::Reviewer, token: &str| {

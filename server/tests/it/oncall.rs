@@ -2,9 +2,9 @@
 //! it needs, how it ends), overrides (what they may and may not release, what agents
 //! see), the post-hoc review, and escalation with a chosen clock.
 
-use crate::common::{audit_kinds, held, reviewer, spawn_with, workspace, Reviewer, TestAgent, TestApp};
+use crate::common::{audit_kinds, held, reviewer, spawn_in, spawn_with, workspace, Reviewer, TestApp};
 use app::api::Role;
-use reqwest::{Client, StatusCode};
+use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -96,15 +96,7 @@ async fn only_on_call_starts_break_glass_with_password_and_reason_and_it_ends_by
         (seen[0]["user"].as_str(), seen[0]["justification"].as_str()),
         (Some("user:olga"), Some(WHY))
     );
-    let page = aldo
-        .c
-        .get(app.url("/queue"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = aldo.page(&app, "/queue").await;
     assert!(
         page.contains("Break-glass") && page.contains(WHY),
         "the banner is on every page"
@@ -201,16 +193,7 @@ async fn an_override_releases_a_quorum_call_to_the_waiting_agent_but_never_a_for
     // One approval of two so far; the agent is long-polling.
     let approved = rita.decide(&app, &id, &[("verdict", "approve")]).await;
     assert_eq!(approved["status"], "pending", "{approved}");
-    let poll = {
-        let agent = TestAgent {
-            id: agent.id.clone(),
-            secret: agent.secret.clone(),
-            base: agent.base.clone(),
-            http: Client::new(),
-        };
-        let id = id.clone();
-        tokio::spawn(async move { agent.get(&id, 30).await })
-    };
+    let poll = agent.poll_later(&id, 30);
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (s, v) = override_call(&olga, &app, &id).await;
     assert_eq!(s, StatusCode::OK);
@@ -478,26 +461,14 @@ async fn break_glass_ends_when_its_owner_is_demoted_or_disabled() {
 #[tokio::test]
 async fn break_glass_survives_a_restart_and_one_that_ran_out_meanwhile_is_ended_and_recorded() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("keep.db").display());
-    let key = dir.path().join("keep.key");
-    let (u1, k1) = (url.clone(), key.clone());
-    let app = spawn_with(move |c| {
-        c.database_url = u1.into();
-        c.key_file = k1;
-    })
-    .await;
+    let app = spawn_in(dir.path()).await;
     let olga = reviewer(&app, "olga", Role::Oncall).await;
     let (s, v) = start(&olga, &app, PASSWORD, WHY, "30").await;
     assert_eq!(s, StatusCode::OK, "{v}");
     let pw = app.admin.clone();
     app.stop().await.unwrap();
 
-    let (u2, k2) = (url.clone(), key.clone());
-    let app = spawn_with(move |c| {
-        c.database_url = u2.into();
-        c.key_file = k2;
-    })
-    .await;
+    let app = spawn_in(dir.path()).await;
     let aldo = app.login_ok(&pw.0, &pw.1).await;
     let aldo = Reviewer {
         token: app.session_token(&aldo).await,
@@ -510,11 +481,7 @@ async fn break_glass_survives_a_restart_and_one_that_ran_out_meanwhile_is_ended_
         .await
         .unwrap();
     app.stop().await.unwrap();
-    let app = spawn_with(move |c| {
-        c.database_url = url.into();
-        c.key_file = key;
-    })
-    .await;
+    let app = spawn_in(dir.path()).await;
     app.ledger.expire(server::store::now_ms()).await.unwrap();
     let ended: Option<String> = sqlx::query_scalar("SELECT end_reason FROM break_glass")
         .fetch_one(&app.db)

@@ -1,9 +1,9 @@
 //! Reviewer decisions through real HTTP (server functions) and a real SQLite file: the
 //! rules the dashboard relies on, without a browser.
 
-use crate::common::{audit_kinds, held, reviewer, spawn_app, TestAgent};
+use crate::common::{audit_kinds, held, reviewer, spawn_app};
 use app::api::Role;
-use reqwest::{Client, StatusCode};
+use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -31,16 +31,7 @@ async fn a_held_call_is_queued_approved_once_and_the_long_poll_wakes_with_it() {
     assert!(item["rule"].as_str().unwrap().contains("write_file"));
     assert!(item["expires_at_ms"].as_i64().unwrap() > q["now_ms"].as_i64().unwrap());
 
-    let poll = {
-        let agent = TestAgent {
-            id: agent.id.clone(),
-            secret: agent.secret.clone(),
-            base: agent.base.clone(),
-            http: Client::new(),
-        };
-        let id = id.clone();
-        tokio::spawn(async move { agent.get(&id, 30).await })
-    };
+    let poll = agent.poll_later(&id, 30);
     tokio::time::sleep(Duration::from_millis(200)).await;
     let out = alice.decide(&app, &id, &[("verdict", "approve")]).await;
     assert_eq!(

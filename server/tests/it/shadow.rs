@@ -2,7 +2,7 @@
 //! report (Stats page API and `airlock policy shadow`) counts them per rule, tool and
 //! agent with examples.
 
-use crate::common::{reviewer, spawn_app};
+use crate::common::{airlock, reviewer, spawn_app, text};
 use app::api::Role;
 use serde_json::json;
 
@@ -55,27 +55,14 @@ async fn shadow_findings_are_recorded_and_reported_without_changing_decisions() 
     assert_eq!(bad.status().as_u16(), 400);
 
     // The Stats page shows it (server-rendered).
-    let page = rita
-        .c
-        .get(app.url("/stats?since=24h"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = rita.page(&app, "/stats?since=24h").await;
     assert!(page.contains("long_search_query"), "the page lists the rule");
 
     // The CLI reads the same report from the database.
     let db = format!("sqlite://{}/airlock.db", app.db_dir().display());
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["policy", "shadow", "--since", "1d"])
-        .env("AIRLOCK_DATABASE_URL", &db)
-        .env("AIRLOCK_LOG_LEVEL", "warn")
-        .output()
-        .unwrap();
+    let o = airlock(&db, &["policy", "shadow", "--since", "1d"], None);
+    assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
     assert!(
         out.contains("long_search_query [rule] would be pending: fired 3 times"),
         "{out}"

@@ -66,15 +66,7 @@ async fn the_stats_range_counts_decisions_waits_and_reviewers() {
     assert_eq!(bad.status().as_u16(), 400);
 
     // The page draws it without JavaScript.
-    let page = aldo
-        .c
-        .get(app.url("/stats?range=7d"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = aldo.page(&app, "/stats?range=7d").await;
     assert!(page.contains("Calls per 6 h by decision"), "{page}");
     assert!(
         page.contains("<svg") && page.contains("bar-denied"),
