@@ -40,11 +40,18 @@ wasm_in=target/wasm32-unknown-unknown/wasm-release/hydrate.wasm
 stamp=$( { sha256sum "$wasm_in" style/main.css
             if [ -d app/public ]; then find app/public -type f -exec sha256sum {} + | sort; fi
           } | sha256sum | cut -c1-64)
+# The browser bundle's budget (gzip -9 bytes): a build over it fails, so growth is a
+# decision, not an accident (docs/dashboard-performance.md).
+WASM_BUDGET_GZIP=350000
 report() {
   local wasm raw gz br
   wasm=$(ls target/site/pkg/airlock.*.wasm)
   raw=$(stat -c %s "$wasm"); gz=$(stat -c %s "$wasm.gz"); br=$(stat -c %s "$wasm.br")
   log "$1: release wasm $raw bytes, $gz bytes gzip -9, $br bytes brotli ($wasm)"
+  if [ "$gz" -gt "$WASM_BUDGET_GZIP" ]; then
+    echo "build: the browser bundle is $gz bytes gzip, over its budget of $WASM_BUDGET_GZIP" >&2
+    exit 1
+  fi
 }
 if [ -f target/site/pkg/stamp ] && [ "$(cat target/site/pkg/stamp)" = "$stamp" ]; then
   report "browser assets up to date"

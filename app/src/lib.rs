@@ -1,7 +1,9 @@
-//! Airlock's web application: the pages people use, rendered on the server (SSR) and
-//! hydrated in the browser. Server functions in [`api`] are thin: they take the signed-in
-//! user from the request, check the role and the CSRF token, and call the server's
-//! [`api::Backend`].
+//! Airlock's web application: the pages people use, rendered whole on the server. Only
+//! the parts that change in the browser are islands (`#[island]`) and ship as wasm: the
+//! live queue, the decision buttons, forms that post without leaving the page, clocks, the
+//! break-glass banner and the live indicator. Server functions in [`api`] are thin: they
+//! take the signed-in user from the request, check the role and the CSRF token, and call
+//! the server's [`api::Backend`].
 
 // The review page's view type is deeper than the default limit allows.
 #![recursion_limit = "256"]
@@ -42,13 +44,28 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <link rel="icon" href="data:,"/>
                 <HashedStylesheet options=options.clone() id="leptos"/>
                 <AutoReload options=options.clone()/>
-                <HydrationScripts options/>
+                <HydrationScripts options islands=true/>
                 <leptos_meta::MetaTags/>
             </head>
             <body>
                 <App/>
             </body>
         </html>
+    }
+}
+
+/// The browser's start: hydrate the page's islands, with the page-wide state every island
+/// shares (who is signed in, the live stream, the break-glass board) at their root.
+#[cfg(feature = "hydrate")]
+pub fn hydrate_islands() {
+    leptos::mount::hydrate_islands();
+    let session = components::shell::initial_session();
+    let signed_in = session.user.is_some();
+    provide_context(session);
+    let live = components::live::provide_live();
+    if signed_in {
+        components::break_glass::provide_board();
+        components::live::connect(live);
     }
 }
 

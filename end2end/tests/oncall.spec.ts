@@ -89,3 +89,30 @@ test('a tool the policy keeps closed to break-glass says so on the review page',
   await expect(oncall.getByTestId('break-glass-box')).toContainText('break_glass = false');
   await expect(oncall.getByRole('button', { name: 'Release under break-glass' })).toHaveCount(0);
 });
+
+test('a page someone is typing into asks before it reloads for a change made elsewhere', async ({ browser }) => {
+  // The same on-call person in two browsers: one is typing, the other starts break-glass.
+  const typing = await pageFor(browser, USERS.oncall, '/oncall');
+  const other = await pageFor(browser, USERS.oncall, '/oncall');
+  await typing.getByLabel('Justification').fill('half-written thoughts that must not be lost');
+
+  await other.getByLabel('Justification').fill(WHY);
+  await other.getByLabel('Minutes').fill('5');
+  await other.getByLabel('Your password').fill(PASSWORD);
+  await other.getByRole('button', { name: 'Start break-glass' }).click();
+  await expect(other.getByTestId('break-glass-message')).toContainText('Break-glass is on');
+  await expect(other.getByTestId('my-break-glass')).toContainText(WHY);
+
+  // The typing page learns of it live, but keeps what was typed and offers a reload.
+  await expect(typing.getByTestId('break-glass-banner')).toContainText(WHY);
+  await expect(typing.getByTestId('page-changed')).toBeVisible();
+  await expect(typing.getByLabel('Justification')).toHaveValue('half-written thoughts that must not be lost');
+  await typing.getByTestId('page-changed').getByRole('button', { name: 'Reload' }).click();
+  await expect(typing.getByTestId('my-break-glass')).toContainText(WHY);
+  await expect(typing.getByTestId('page-changed')).toHaveCount(0);
+
+  // A page nobody typed into follows by itself: ending it reloads the other page.
+  await typing.getByTestId('end-break-glass').click();
+  await expect(other.getByTestId('my-break-glass')).toHaveCount(0);
+  await expect(other.getByTestId('break-glass-banner')).toHaveCount(0);
+});

@@ -1,7 +1,7 @@
-//! The wasm entry point: take over the server-rendered page.
+//! The wasm entry point: hydrate the islands of the server-rendered page.
 
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(app::App);
+    app::hydrate_islands();
 }

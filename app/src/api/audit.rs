@@ -177,6 +177,40 @@ pub struct ChainCheck {
     pub problem: Option<(i64, String)>,
 }
 
+impl ChainCheck {
+    /// The outcome as a sentence.
+    pub fn describe(&self) -> String {
+        match &self.problem {
+            None => format!(
+                "Verified up to event {} at {}, with {} signed checkpoints",
+                crate::api::grouped(self.up_to.max(0) as u64),
+                crate::components::clock::utc(self.checked_at_ms),
+                self.checkpoints
+            ),
+            Some((seq, why)) => format!("Broken at event {seq}: {why}"),
+        }
+    }
+}
+
+/// What checking the chain from the page answers: whether it held, in a sentence, and
+/// the check itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChainReport {
+    pub ok: bool,
+    pub message: String,
+    pub check: ChainCheck,
+}
+
+impl From<ChainCheck> for ChainReport {
+    fn from(check: ChainCheck) -> ChainReport {
+        ChainReport {
+            ok: check.problem.is_none(),
+            message: check.describe(),
+            check,
+        }
+    }
+}
+
 /// Whose timeline: one agent session, or one trace id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TraceKind {

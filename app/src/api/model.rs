@@ -289,6 +289,15 @@ impl QueueQuery {
 
     /// The query string for this view (without `?`), empty values left out.
     pub fn to_query_string(&self) -> String {
+        self.query_string(|k| k.to_string())
+    }
+
+    /// The `get_queue` server function's URL for this view.
+    pub fn api_url(&self) -> String {
+        format!("/api/queue?{}", self.query_string(|k| format!("query[{k}]")))
+    }
+
+    fn query_string(&self, name: impl Fn(&str) -> String) -> String {
         let page = if self.page > 0 {
             self.page.to_string()
         } else {
@@ -304,23 +313,10 @@ impl QueueQuery {
         ]
         .iter()
         .filter(|(_, v)| !v.is_empty())
-        .map(|(k, v)| format!("{k}={}", encode_component(v)))
+        .map(|(k, v)| format!("{}={}", name(k), super::encode(v)))
         .collect::<Vec<_>>()
         .join("&")
     }
-}
-
-/// Percent-encoding for a query-string value (unreserved characters kept).
-pub fn encode_component(v: &str) -> String {
-    let mut out = String::with_capacity(v.len());
-    for b in v.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// One value of a filter and how many held calls have it.
@@ -430,12 +426,34 @@ pub enum Verdict {
     Skip,
 }
 
+impl Verdict {
+    /// The name on the wire (as serde writes it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Approve => "approve",
+            Verdict::Reject => "reject",
+            Verdict::Modify => "modify",
+            Verdict::Skip => "skip",
+        }
+    }
+}
+
 /// How wide an approve-all grant is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GrantScopeKind {
     Tool,
     Server,
+}
+
+impl GrantScopeKind {
+    /// The name on the wire (as serde writes it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GrantScopeKind::Tool => "tool",
+            GrantScopeKind::Server => "server",
+        }
+    }
 }
 
 /// The result of one decision.
@@ -562,12 +580,35 @@ pub struct ShadowExample {
     pub reason: String,
 }
 
+/// 55000 → "55,000".
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// How many of the most recent calls the stats page breaks down.
 pub const STATS_WINDOW: u64 = 10_000;
 
 #[cfg(test)]
 mod tests {
-    use super::{who, QueueItem, QueueQuery};
+    use super::{who, GrantScopeKind, QueueItem, QueueQuery, Verdict};
+
+    #[test]
+    fn wire_names_are_what_serde_writes() {
+        for v in [Verdict::Approve, Verdict::Reject, Verdict::Modify, Verdict::Skip] {
+            assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{}\"", v.as_str()));
+        }
+        for g in [GrantScopeKind::Tool, GrantScopeKind::Server] {
+            assert_eq!(serde_json::to_string(&g).unwrap(), format!("\"{}\"", g.as_str()));
+        }
+    }
 
     #[test]
     fn actors_read_as_names() {
@@ -590,6 +631,10 @@ mod tests {
             "tool=write_file&session=a%20b%26c%3Dd&sort=risk&page=2"
         );
         assert_eq!(QueueQuery::default().to_query_string(), "");
+        assert_eq!(
+            q.api_url(),
+            "/api/queue?query[tool]=write_file&query[session]=a%20b%26c%3Dd&query[sort]=risk&query[page]=2"
+        );
         assert!(q.filtered() && !QueueQuery::default().filtered());
     }
 

@@ -3,7 +3,7 @@
 //! CSRF token as its first argument (forms carry it as a hidden field) and checks it.
 
 use super::{
-    AppError, AuditPage, AuditQuery, BreakGlassView, CallDetail, ChainCheck, ChannelInput, ChannelView,
+    AppError, AuditPage, AuditQuery, BreakGlassView, CallDetail, ChainReport, ChannelInput, ChannelView,
     DecisionOutcome, GrantList, GrantScopeKind, LinkView, OverrideList, QueueQuery, QueueSnapshot, Role, SessionInfo,
     ShadowReport, StatsRange, StatsSummary, TraceKind, TraceView, UserView, Verdict,
 };
@@ -11,7 +11,7 @@ use super::{
 #[cfg(feature = "ssr")]
 use super::Permission;
 use leptos::prelude::*;
-use leptos::server_fn::codec::{GetUrl, Json};
+use leptos::server_fn::codec::GetUrl;
 
 /// Most calls one batch decision may name.
 pub const MAX_BATCH: usize = 200;
@@ -196,13 +196,18 @@ pub async fn look_up_secret(csrf_token: String, value: String) -> Result<String,
 
 /// Check the audit chain and its signed checkpoints now.
 #[server(endpoint = "audit/verify")]
-pub async fn verify_audit(csrf_token: String) -> Result<ChainCheck, AppError> {
+pub async fn verify_audit(csrf_token: String) -> Result<ChainReport, AppError> {
     let user = guard::require_csrf(Permission::ReadCalls, &csrf_token)?;
     let services = guard::services()?;
     if !services.insight.audit_open_to(user.role) {
         return Err(guard::map_err(AppError::Forbidden(user.role.to_string())));
     }
-    services.insight.verify_chain(&user).await.map_err(guard::map_err)
+    services
+        .insight
+        .verify_chain(&user)
+        .await
+        .map(ChainReport::from)
+        .map_err(guard::map_err)
 }
 
 /// One call with everything a reviewer reads before deciding.
@@ -238,7 +243,7 @@ pub async fn decide(
 
 /// Approve or reject many calls; each is decided (and re-checked) on its own, and the
 /// answer says for each whether it worked and why not.
-#[server(endpoint = "calls/batch", input = Json)]
+#[server(endpoint = "calls/batch")]
 pub async fn decide_batch(
     csrf_token: String,
     ids: Vec<String>,

@@ -3,7 +3,7 @@
 //! wrote into the page and follows `break_glass` live events, so it appears and goes
 //! away without a reload.
 
-use crate::api::{error_text, BreakGlassView, EndBreakGlass, LiveEvent, Role};
+use crate::api::{BreakGlassView, LiveEvent, Role};
 use crate::components::clock::{countdown, utc};
 use crate::components::live::on_live_event;
 use crate::components::shell::use_session;
@@ -17,7 +17,8 @@ pub fn use_board() -> Option<Board> {
     use_context::<Board>()
 }
 
-/// The board from the page, kept current by live events (call once, in the layout).
+/// The board from the page, kept current by live events (call once: in the layout on the
+/// server, at the page's root in the browser).
 pub fn provide_board() -> Board {
     let board = Board(RwSignal::new(use_session().break_glass));
     provide_context(board);
@@ -34,14 +35,30 @@ pub fn on_break_glass(user: &str) -> bool {
     use_board().is_some_and(|b| b.0.with(|l| l.iter().any(|v| v.user == user)))
 }
 
-#[component]
+#[island]
 pub fn BreakGlassBanner() -> impl IntoView {
     let Some(board) = use_board() else { return ().into_any() };
     let session = use_session();
     let me = StoredValue::new(session.user.as_ref().map(|u| format!("user:{}", u.username)));
     let admin = session.user.as_ref().is_some_and(|u| u.role == Role::Admin);
     let csrf = StoredValue::new(session.csrf_token);
-    let end = ServerAction::<EndBreakGlass>::new();
+    let ending = RwSignal::new(false);
+    let failed = RwSignal::new(None::<String>);
+    // Ended: the live event takes it off every board, this one included.
+    let end = move |id: String| {
+        #[cfg(feature = "hydrate")]
+        {
+            ending.set(true);
+            let body = crate::components::post::encode(&[(crate::api::CSRF_FIELD, &csrf.get_value()), ("id", &id)]);
+            leptos::task::spawn_local(async move {
+                let a = crate::components::post::post("/api/oncall/end", body).await;
+                ending.set(false);
+                failed.set((!a.ok).then(|| a.message.unwrap_or_default()));
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (id, csrf);
+    };
     // The countdown starts once the page is hydrated: server and browser must render the
     // same text first (a mismatch breaks hydration).
     let now = RwSignal::new(None::<i64>);
@@ -83,15 +100,15 @@ pub fn BreakGlassBanner() -> impl IntoView {
                             </span>
                             {(mine || admin).then(|| view! {
                                 " "<button type="button" class="link" data-testid="end-break-glass"
-                                    disabled=move || end.pending().get()
-                                    on:click=move |_| { end.dispatch(EndBreakGlass { csrf_token: csrf.get_value(), id: id.clone() }); }>
+                                    disabled=move || ending.get()
+                                    on:click=move |_| end(id.clone())>
                                     "End now"
                                 </button>
                             })}
                         </p>
                     }
                 }).collect_view()}
-                {move || end.value().get().and_then(|r| r.err()).map(|e| view! { <p class="error">{error_text(&e)}</p> })}
+                {move || failed.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
             </div>
         </Show>
     }

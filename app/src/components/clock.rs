@@ -74,6 +74,42 @@ pub fn countdown(expires_at_ms: Option<i64>, now_ms: i64) -> String {
     }
 }
 
+/// What a [`Ticker`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Tick {
+    /// Time left before `at` ("12:04 left", "expired").
+    Left,
+    /// Time since `at` ("5 min ago").
+    Ago,
+    /// A grant's end ("ends in 5 min", "expired").
+    EndsIn,
+}
+
+impl Tick {
+    pub fn text(self, at_ms: i64, now_ms: i64) -> String {
+        match self {
+            Tick::Left => countdown(Some(at_ms), now_ms),
+            Tick::Ago => format!("{} ago", span(now_ms - at_ms)),
+            Tick::EndsIn if at_ms > now_ms => format!("ends in {}", span(at_ms - now_ms)),
+            Tick::EndsIn => "expired".to_string(),
+        }
+    }
+}
+
+/// A time that moves on by itself: rendered by the server at `now_ms` (the server's
+/// clock), then ticking once a second in the browser, still on the server's clock.
+#[island]
+pub fn Ticker(
+    tick: Tick,
+    at_ms: i64,
+    now_ms: i64,
+    #[prop(optional)] class: Option<String>,
+    #[prop(optional)] testid: Option<String>,
+) -> impl IntoView {
+    let clock = start_clock(now_ms);
+    view! { <span class=class data-testid=testid>{move || tick.text(at_ms, clock.now_ms.get())}</span> }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +121,8 @@ mod tests {
         assert_eq!(countdown(Some(10_000 + 725_000), 10_000), "12:05 left");
         assert_eq!(countdown(Some(5), 10), "expired");
         assert_eq!(countdown(Some(3_725_000), 0), "1:02:05 left");
+        assert_eq!(Tick::EndsIn.text(600_000, 0), "ends in 10 min");
+        assert_eq!(Tick::EndsIn.text(0, 10), "expired");
+        assert_eq!(Tick::Ago.text(0, 42_000), "42 s ago");
     }
 }

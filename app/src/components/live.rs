@@ -1,5 +1,7 @@
 //! The browser's subscription to the server's event hub (SSE on `/api/events`).
-//! One EventSource per page; it reconnects on its own and resumes from the last event id.
+//! One EventSource per page, opened when the page starts (for signed-in people) and shared
+//! by every island through the page's root context; it reconnects on its own and resumes
+//! from the last event id.
 
 use crate::api::LiveEvent;
 use leptos::prelude::*;
@@ -51,7 +53,8 @@ pub fn use_live() -> Option<Live> {
     use_context::<Live>()
 }
 
-/// Provide the (not yet connected) live state to the whole page.
+/// Provide the (not yet connected) live state to the whole page: on the server for the
+/// render, in the browser at the root every island descends from.
 pub fn provide_live() -> Live {
     let live = Live {
         connected: RwSignal::new(false),
@@ -63,23 +66,9 @@ pub fn provide_live() -> Live {
     live
 }
 
-/// Open the stream once the page is hydrated (only rendered for signed-in people, so
-/// anonymous pages never knock on the authenticated endpoint).
-#[component]
-pub fn LiveConnector() -> impl IntoView {
-    let live = use_live();
-    Effect::new(move |_| {
-        #[cfg(feature = "hydrate")]
-        if let Some(live) = live {
-            connect(live);
-        }
-        #[cfg(not(feature = "hydrate"))]
-        let _ = live;
-    });
-}
-
+/// Open the stream (once per page, from the browser entry point).
 #[cfg(feature = "hydrate")]
-fn connect(live: Live) {
+pub fn connect(live: Live) {
     use wasm_bindgen::{closure::Closure, JsCast};
     let Ok(es) = web_sys::EventSource::new("/api/events") else {
         return;
@@ -117,7 +106,8 @@ fn connect(live: Live) {
     std::mem::forget(es);
 }
 
-#[component]
+/// Whether the live stream is connected (in the header).
+#[island]
 pub fn LiveIndicator() -> impl IntoView {
     let live = use_live();
     let connected = move || live.is_some_and(|l| l.connected.get());

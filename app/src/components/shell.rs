@@ -1,17 +1,18 @@
 //! The frame of every page: header with navigation by role, live-connection indicator,
-//! theme switch and sign-out; plus the session context pages read.
+//! theme switch and sign-out; plus the session context pages read. Rendered by the
+//! server; the indicator, the theme switch and the break-glass banner are islands.
 
 use crate::api::{Role, SessionInfo, CSRF_FIELD};
 use crate::components::break_glass::{provide_board, BreakGlassBanner};
-use crate::components::live::{provide_live, LiveConnector, LiveIndicator};
+use crate::components::live::{provide_live, LiveIndicator};
+use crate::components::refresh::{Flash, HydratedMark};
 use crate::routes;
 use leptos::prelude::*;
 use leptos_router::hooks::use_location;
 
 /// Who is signed in. The server knows it before rendering (the auth middleware put it in
-/// the request) and writes it into the page; the browser reads it from there when it
-/// hydrates. So no page waits on a resource for it: fewer `<Suspense>` boundaries, and
-/// none shared (shared boundaries can leave an SSR response hanging, leptos #4851).
+/// the request) and writes it into the page; the browser reads it from there when the
+/// page starts and provides it to every island. So nothing waits on a resource for it.
 pub fn use_session() -> SessionInfo {
     use_context::<SessionInfo>().unwrap_or_default()
 }
@@ -54,20 +55,15 @@ pub fn Layout(children: Children) -> impl IntoView {
     let bar = use_session()
         .user
         .map(|u| view! { <SignedInBar role=u.role username=u.username csrf_token=use_session().csrf_token/> });
-
-    // A marker the browser tests wait for: set only once the wasm app runs.
-    Effect::new(move |_| {
-        #[cfg(feature = "hydrate")]
-        if let Some(b) = document().body() {
-            let _ = b.set_attribute("data-hydrated", "true");
-        }
-    });
-
     view! {
         <a class="skip" href="#main">"Skip to content"</a>
         <Header>{bar}</Header>
         {signed_in.then(|| view! { <BreakGlassBanner/> })}
-        <main id="main" tabindex="-1">{children()}</main>
+        <main id="main" tabindex="-1">
+            <Flash/>
+            {children()}
+        </main>
+        <HydratedMark/>
     }
 }
 
@@ -101,7 +97,6 @@ fn SignedInBar(role: Role, username: String, csrf_token: String) -> impl IntoVie
     // On a phone the navigation and the account fold behind one "Menu" button (a
     // <details>, so it works without JavaScript); on wider screens they show inline.
     view! {
-        <LiveConnector/>
         <LiveIndicator/>
         <details class="menu" data-testid="menu">
             <summary>"Menu"</summary>
@@ -123,7 +118,7 @@ fn SignedInBar(role: Role, username: String, csrf_token: String) -> impl IntoVie
 }
 
 /// Light / dark switch. Without JS the system preference applies (CSS media query).
-#[component]
+#[island]
 fn ThemeToggle() -> impl IntoView {
     let dark = RwSignal::new(None::<bool>);
     Effect::new(move |_| {

@@ -1,14 +1,12 @@
-use crate::api::{
-    error_text, list_channels, list_users, AddChannel, AddUser, ChannelView, RemoveChannel, Role, SetDisabled, SetRole,
-    TestChannel, UserView, CSRF_FIELD,
-};
+use crate::api::{error_text, list_channels, list_users, ChannelView, Role, UserView, CSRF_FIELD};
 use crate::components::clock::utc;
+use crate::components::post::PostForm;
 use crate::components::shell::{use_session, Guarded};
-use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-/// Users: add, change role, disable / enable. Every form also works without JS.
+/// Users: add, change role, disable / enable; notification channels. Server-rendered;
+/// every form also works without JS.
 #[component]
 pub fn Admin() -> impl IntoView {
     view! {
@@ -24,27 +22,7 @@ pub fn Admin() -> impl IntoView {
 #[component]
 fn Users() -> impl IntoView {
     let csrf = use_session().csrf_token;
-    let add = ServerAction::<AddUser>::new();
-    let set_role = ServerAction::<SetRole>::new();
-    let set_disabled = ServerAction::<SetDisabled>::new();
-    let users = Resource::new(
-        move || {
-            (
-                add.version().get(),
-                set_role.version().get(),
-                set_disabled.version().get(),
-            )
-        },
-        |_| list_users(),
-    );
-    let outcome = move || {
-        let results = [
-            add.value().get().map(|r| r.map(|u| format!("Added {}.", u.username))),
-            set_role.value().get().map(|r| r.map(|_| "Role changed.".to_string())),
-            set_disabled.value().get().map(|r| r.map(|_| "Saved.".to_string())),
-        ];
-        results.into_iter().flatten().last()
-    };
+    let users = Resource::new(|| (), |_| list_users());
     view! {
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || {
@@ -52,20 +30,17 @@ fn Users() -> impl IntoView {
                 Suspend::new(async move {
                 let list = users.await;
                 view! {
-                    {move || outcome().map(|r| match r {
-                        Ok(m) => view! { <p class="notice" role="status" data-testid="admin-notice">{m}</p> }.into_any(),
-                        Err(e) => view! { <p class="error" role="alert" data-testid="admin-error">{error_text(&e)}</p> }.into_any(),
-                    })}
                     <section class="card" aria-labelledby="users-h">
                         <h2 id="users-h">"Users"</h2>
                         {match list {
-                            Ok(list) => view! { <UserTable users=list csrf=csrf.clone() set_role set_disabled/> }.into_any(),
+                            Ok(list) => view! { <UserTable users=list csrf=csrf.clone()/> }.into_any(),
                             Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
                         }}
                     </section>
                     <section class="card" aria-labelledby="add-h">
                         <h2 id="add-h">"Add a user"</h2>
-                        <ActionForm action=add attr:class="grid-form" attr:data-testid="add-user-form">
+                        <PostForm action="/api/users/add".to_string() class="grid-form".to_string() testid="add-user-form".to_string()
+                            done="Added {username}.".to_string() notice="admin-notice".to_string() error="admin-error".to_string()>
                             <input type="hidden" name=CSRF_FIELD value=csrf.clone()/>
                             <label for="new-username">"Username"</label>
                             <input id="new-username" name="username" required minlength="2" maxlength="64" autocomplete="off"/>
@@ -74,7 +49,7 @@ fn Users() -> impl IntoView {
                             <label for="new-role">"Role"</label>
                             <RoleSelect id="new-role".to_string() selected=Role::Reviewer/>
                             <button type="submit" class="primary">"Add user"</button>
-                        </ActionForm>
+                        </PostForm>
                     </section>
                 }
             })}}
@@ -95,12 +70,7 @@ fn RoleSelect(id: String, selected: Role) -> impl IntoView {
 }
 
 #[component]
-fn UserTable(
-    users: Vec<UserView>,
-    csrf: String,
-    set_role: ServerAction<SetRole>,
-    set_disabled: ServerAction<SetDisabled>,
-) -> impl IntoView {
+fn UserTable(users: Vec<UserView>, csrf: String) -> impl IntoView {
     let rows = users
         .into_iter()
         .map(|u| {
@@ -120,22 +90,24 @@ fn UserTable(
                 <tr data-user=row_key>
                     <td>{name}</td>
                     <td>
-                        <ActionForm action=set_role attr:class="inline">
+                        <PostForm action="/api/users/role".to_string() class="inline".to_string()
+                            done="Role changed.".to_string() notice="admin-notice".to_string() error="admin-error".to_string()>
                             <input type="hidden" name=CSRF_FIELD value=csrf_a/>
                             <input type="hidden" name="user_id" value=id/>
                             <label class="sr-only" for=select_id>{role_label}</label>
                             <RoleSelect id=select_id_b selected=u.role/>
                             <button type="submit">"Change"</button>
-                        </ActionForm>
+                        </PostForm>
                     </td>
                     <td>{status}</td>
                     <td>
-                        <ActionForm action=set_disabled attr:class="inline">
+                        <PostForm action="/api/users/disabled".to_string() class="inline".to_string()
+                            done="Saved.".to_string() notice="admin-notice".to_string() error="admin-error".to_string()>
                             <input type="hidden" name=CSRF_FIELD value=csrf_b/>
                             <input type="hidden" name="user_id" value=id_b/>
                             <input type="hidden" name="disabled" value=next_disabled/>
                             <button type="submit">{toggle}</button>
-                        </ActionForm>
+                        </PostForm>
                     </td>
                     <td class="muted">{u.created_at}</td>
                 </tr>
@@ -157,42 +129,23 @@ fn UserTable(
 #[component]
 fn Channels() -> impl IntoView {
     let csrf = StoredValue::new(use_session().csrf_token);
-    let add = ServerAction::<AddChannel>::new();
-    let remove = ServerAction::<RemoveChannel>::new();
-    let test = ServerAction::<TestChannel>::new();
-    let list = Resource::new(
-        move || (add.version().get(), remove.version().get(), test.version().get()),
-        |_| list_channels(),
-    );
-    let outcome = move || {
-        [
-            add.value().get().map(|r| r.map(|_| "Channel added.".to_string())),
-            remove.value().get().map(|r| r.map(|_| "Channel removed.".to_string())),
-            test.value().get(),
-        ]
-        .into_iter()
-        .flatten()
-        .last()
-    };
+    let list = Resource::new(|| (), |_| list_channels());
     view! {
         <section class="card" aria-labelledby="channels-h" data-testid="channels">
             <h2 id="channels-h">"Notification channels"</h2>
             <p class="muted">"Held calls at or above a channel's risk, escalations, break-glass, overrides awaiting review and failed deliveries are sent to these channels. Deliveries are retried, checked against private addresses and recorded in the audit trail."</p>
-            {move || outcome().map(|r| match r {
-                Ok(m) => view! { <p class="notice" role="status" data-testid="channel-notice">{m}</p> }.into_any(),
-                Err(e) => view! { <p class="error" role="alert" data-testid="channel-notice">{error_text(&e)}</p> }.into_any(),
-            })}
-            <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     match list.await {
                         Ok(l) if l.is_empty() => view! { <p class="muted" data-testid="no-channels">"No channel is configured: nobody is told about held calls outside the dashboard."</p> }.into_any(),
-                        Ok(l) => view! { <ChannelTable channels=l csrf=csrf.get_value() remove test/> }.into_any(),
+                        Ok(l) => view! { <ChannelTable channels=l csrf=csrf.get_value()/> }.into_any(),
                         Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
                     }
                 })}
-            </Transition>
+            </Suspense>
             <h3>"Add a channel"</h3>
-            <ActionForm action=add attr:class="grid-form" attr:data-testid="add-channel-form">
+            <PostForm action="/api/channels/add".to_string() class="grid-form".to_string() testid="add-channel-form".to_string()
+                done="Channel added.".to_string() notice="channel-notice".to_string()>
                 <input type="hidden" name=CSRF_FIELD value=csrf.get_value()/>
                 <label for="ch-name">"Channel name"</label>
                 <input id="ch-name" name="channel[name]" required maxlength="64" autocomplete="off"/>
@@ -218,18 +171,13 @@ fn Channels() -> impl IntoView {
                 <label for="ch-events">"Events (empty: all)"</label>
                 <input id="ch-events" name="channel[events]" autocomplete="off" placeholder="held, escalated, break_glass, override, failure"/>
                 <button type="submit" class="primary">"Add channel"</button>
-            </ActionForm>
+            </PostForm>
         </section>
     }
 }
 
 #[component]
-fn ChannelTable(
-    channels: Vec<ChannelView>,
-    csrf: String,
-    remove: ServerAction<RemoveChannel>,
-    test: ServerAction<TestChannel>,
-) -> impl IntoView {
+fn ChannelTable(channels: Vec<ChannelView>, csrf: String) -> impl IntoView {
     let rows = channels
         .into_iter()
         .map(|c| {
@@ -254,20 +202,21 @@ fn ChannelTable(
                     <td>{format!("{events}; held calls from {} risk", c.min_risk)}</td>
                     <td data-testid="channel-health">{health}</td>
                     <td>
-                        <ActionForm action=test attr:class="inline">
+                        <PostForm action="/api/channels/test".to_string() class="inline".to_string() notice="channel-notice".to_string()>
                             <input type="hidden" name=CSRF_FIELD value=csrf_a/>
                             <input type="hidden" name="name" value=name_a/>
                             <button type="submit">"Send test"</button>
-                        </ActionForm>
+                        </PostForm>
                         {if c.from_config {
                             view! { <span class="muted">" from the configuration file"</span> }.into_any()
                         } else {
                             view! {
-                                <ActionForm action=remove attr:class="inline">
+                                <PostForm action="/api/channels/remove".to_string() class="inline".to_string()
+                                    done="Channel removed.".to_string() notice="channel-notice".to_string()>
                                     <input type="hidden" name=CSRF_FIELD value=csrf_b/>
                                     <input type="hidden" name="name" value=name_b/>
                                     <button type="submit" class="reject">"Remove"</button>
-                                </ActionForm>
+                                </PostForm>
                             }.into_any()
                         }}
                     </td>

@@ -4,13 +4,11 @@
 //! trace's timeline; the same search can be exported, and the chain verified from here.
 
 use crate::api::{
-    error_text, search_audit, who, AuditHit, AuditPage, AuditQuery, ChainCheck, LookUpSecret, SessionInfo, VerifyAudit,
-    CSRF_FIELD,
+    error_text, grouped, search_audit, who, AuditHit, AuditPage, AuditQuery, ChainCheck, SessionInfo, CSRF_FIELD,
 };
 use crate::components::clock::{span, utc};
+use crate::components::post::PostForm;
 use crate::components::shell::{use_session, Guarded};
-use crate::pages::queue::grouped;
-use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -39,45 +37,36 @@ fn AuditLoader() -> impl IntoView {
             AuditQuery::from_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
         })
     });
-    let verify = ServerAction::<VerifyAudit>::new();
-    let lookup = ServerAction::<LookUpSecret>::new();
-    let page = Resource::new(move || (query.get(), verify.version().get()), |(q, _)| search_audit(q));
-    // A looked-up secret becomes a search for its fingerprint (never for the value).
-    let navigate = leptos_router::hooks::use_navigate();
-    Effect::new(move |_| {
-        if let Some(Ok(fp)) = lookup.value().get() {
-            navigate(&format!("/audit?q={fp}"), Default::default());
-        }
-    });
+    let page = Resource::new(move || query.get(), search_audit);
     let lookup_csrf = csrf.clone();
     view! {
-        // Follows the URL: client-side page changes and the back button keep the form in step.
-        {move || view! { <SearchForm query=query.get()/> }}
+        <SearchForm query=query.get_untracked()/>
         <details class="card secret-lookup">
             <summary>"Was a secret ever sent? Look it up"</summary>
             <p class="muted small">
                 "The trail keeps a keyed fingerprint of every value it redacted, never the value. "
                 "Paste a leaked token or password to find every call that carried it; the lookup is recorded, the value is not."
             </p>
-            <ActionForm action=lookup attr:class="search-row" attr:data-testid="secret-lookup">
+            // A looked-up secret becomes a search for its fingerprint (never for the value).
+            <PostForm action="/api/audit/secret".to_string() class="search-row".to_string() testid="secret-lookup".to_string()
+                then="/audit?q={answer}".to_string() notice="secret-lookup-message".to_string()>
                 <input type="hidden" name=CSRF_FIELD value=lookup_csrf/>
                 <label for="secret-value" class="sr-only">"Secret value"</label>
                 <input id="secret-value" name="value" type="password" autocomplete="off" required maxlength="4096" placeholder="secret value"/>
                 <button type="submit">"Look up"</button>
-            </ActionForm>
-            {move || lookup.value().get().and_then(Result::err).map(|e| view! { <p class="error" role="alert">{error_text(&e)}</p> })}
+            </PostForm>
         </details>
-        <Transition fallback=|| view! { <p class="muted">"Searching…"</p> }>
+        <Suspense fallback=|| view! { <p class="muted">"Searching…"</p> }>
             {move || {
                 let csrf = csrf.clone();
                 Suspend::new(async move {
                     match page.await {
-                        Ok(p) => view! { <Results page=p query=query.get_untracked() csrf verify/> }.into_any(),
+                        Ok(p) => view! { <Results page=p query=query.get_untracked() csrf/> }.into_any(),
                         Err(e) => view! { <p class="error" role="alert" data-testid="audit-error">{error_text(&e)}</p> }.into_any(),
                     }
                 })
             }}
-        </Transition>
+        </Suspense>
     }
 }
 
@@ -190,7 +179,7 @@ fn SearchForm(query: AuditQuery) -> impl IntoView {
 }
 
 #[component]
-fn Results(page: AuditPage, query: AuditQuery, csrf: String, verify: ServerAction<VerifyAudit>) -> impl IntoView {
+fn Results(page: AuditPage, query: AuditQuery, csrf: String) -> impl IntoView {
     let now = page.now_ms;
     let first = query.first_page();
     let export = |format: &str| {
@@ -224,14 +213,10 @@ fn Results(page: AuditPage, query: AuditQuery, csrf: String, verify: ServerActio
                 ". "
                 <Verified check=page.verified.clone() now/>
             </p>
-            <ActionForm action=verify attr:class="inline">
+            <PostForm action="/api/audit/verify".to_string() class="inline".to_string() notice="verify-result".to_string()>
                 <input type="hidden" name=CSRF_FIELD value=csrf/>
                 <button type="submit" data-testid="verify-chain">"Verify the chain now"</button>
-            </ActionForm>
-            {move || verify.value().get().map(|r| match r {
-                Ok(c) => view! { <p role="status" data-testid="verify-result" class=if c.problem.is_some() { "error" } else { "notice" }>{check_text(&c)}</p> }.into_any(),
-                Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
-            })}
+            </PostForm>
         </section>
         <section class="card" aria-labelledby="results-h">
             <div class="results-head">
@@ -260,22 +245,10 @@ fn Verified(check: Option<ChainCheck>, now: i64) -> impl IntoView {
         None => view! { <span data-testid="verified">"Not verified since the server started."</span> }.into_any(),
         Some(c) => view! {
             <span data-testid="verified" class=if c.problem.is_some() { "error" } else { "" }>
-                {format!("{} ({} ago).", check_text(&c), span(now - c.checked_at_ms))}
+                {format!("{} ({} ago).", c.describe(), span(now - c.checked_at_ms))}
             </span>
         }
         .into_any(),
-    }
-}
-
-fn check_text(c: &ChainCheck) -> String {
-    match &c.problem {
-        None => format!(
-            "Verified up to event {} at {}, with {} signed checkpoints",
-            grouped(c.up_to.max(0) as u64),
-            utc(c.checked_at_ms),
-            c.checkpoints
-        ),
-        Some((seq, why)) => format!("Broken at event {seq}: {why}"),
     }
 }
 

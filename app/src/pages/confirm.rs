@@ -2,9 +2,9 @@
 //! nothing: the signed-in reviewer reads what the link proposes and confirms (or opens
 //! the call instead). Each link confirms once.
 
-use crate::api::{error_text, open_link, ConfirmLink, Permission, CSRF_FIELD};
+use crate::api::{error_text, open_link, Permission, CSRF_FIELD};
+use crate::components::post::PostForm;
 use crate::components::shell::{use_session, Guarded};
-use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
@@ -26,15 +26,10 @@ fn ConfirmBody() -> impl IntoView {
     let session = use_session();
     let can_decide = session.user.as_ref().is_some_and(|u| u.role.may(Permission::Decide));
     let csrf = StoredValue::new(session.csrf_token);
-    let confirm = ServerAction::<ConfirmLink>::new();
     let link = Resource::new(token, open_link);
     view! {
         <h1>"Confirm a decision"</h1>
-        {move || confirm.value().get().map(|r| match r {
-            Ok(o) => view! { <p class=if o.ok { "notice" } else { "error" } role="status" data-testid="confirm-message">{o.message}</p> }.into_any(),
-            Err(e) => view! { <p class="error" role="alert" data-testid="confirm-message">{error_text(&e)}</p> }.into_any(),
-        })}
-        <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match link.await {
                     Ok(l) => {
@@ -51,7 +46,7 @@ fn ConfirmBody() -> impl IntoView {
                                 <p><a href=format!("/calls/{}", l.call_id)>"Open the call instead"</a></p>
                                 {(!pending).then(|| view! { <p class="muted" data-testid="confirm-decided">{format!("This call is already {}.", l.status)}</p> })}
                                 {(pending && can_decide).then(|| view! {
-                                    <ActionForm action=confirm>
+                                    <PostForm action="/api/links/confirm".to_string() notice="confirm-message".to_string()>
                                         <input type="hidden" name=CSRF_FIELD value=csrf.get_value()/>
                                         <input type="hidden" name="token" value=token()/>
                                         {(!approve).then(|| view! {
@@ -61,7 +56,7 @@ fn ConfirmBody() -> impl IntoView {
                                         <button type="submit" class=if approve { "approve" } else { "reject" } data-testid="confirm-button">
                                             {if approve { "Confirm approval" } else { "Confirm rejection" }}
                                         </button>
-                                    </ActionForm>
+                                    </PostForm>
                                 })}
                                 {(pending && !can_decide).then(|| view! { <p class="muted">"Your role may not decide calls."</p> })}
                             </section>
@@ -70,6 +65,6 @@ fn ConfirmBody() -> impl IntoView {
                     Err(e) => view! { <p class="error" role="alert" data-testid="confirm-message">{error_text(&e)}</p> }.into_any(),
                 }
             })}
-        </Transition>
+        </Suspense>
     }
 }

@@ -1,11 +1,12 @@
 //! Approve-all grants: which are in force, revoking them, and which ended recently.
+//! Server-rendered; the page reloads when a grant is made or ends anywhere.
 
 use crate::api::who;
-use crate::api::{error_text, list_grants, GrantView, LiveEvent, RevokeGrant, SessionInfo, CSRF_FIELD};
-use crate::components::clock::{span, start_clock, Clock};
-use crate::components::live::on_live_event;
+use crate::api::{error_text, list_grants, GrantView, SessionInfo, CSRF_FIELD};
+use crate::components::clock::{Tick, Ticker};
+use crate::components::post::PostForm;
+use crate::components::refresh::ReloadOn;
 use crate::components::shell::{use_session, Guarded};
-use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -16,6 +17,7 @@ pub fn Grants() -> impl IntoView {
         <Guarded path="/grants">
             <h1>"Grants"</h1>
             <p class="muted">"Approve-all grants let an agent session run a tool (or every tool of an MCP server) without asking, until they expire or are revoked. They never pass the guards or budgets."</p>
+            <ReloadOn kinds=vec!["grants_changed".into()] ask=true/>
             <GrantsBody/>
         </Guarded>
     }
@@ -24,61 +26,44 @@ pub fn Grants() -> impl IntoView {
 #[component]
 fn GrantsBody() -> impl IntoView {
     let SessionInfo { user, csrf_token, .. } = use_session();
-    let csrf = StoredValue::new(csrf_token);
     let can_revoke = user.is_some_and(|u| u.role.can_decide());
-    let revoke = ServerAction::<RevokeGrant>::new();
-    let changed = RwSignal::new(0u32);
-    on_live_event(move |e| {
-        if matches!(e.event, LiveEvent::GrantsChanged(_)) {
-            changed.update(|n| *n += 1);
-        }
-    });
-    let grants = Resource::new(move || (revoke.version().get(), changed.get()), |_| list_grants());
+    let grants = Resource::new(|| (), |_| list_grants());
     view! {
-            {move || revoke.value().get().map(|r| match r {
-                Ok(()) => view! { <p class="notice" role="status" data-testid="grants-notice">"Grant revoked."</p> }.into_any(),
-                Err(e) => view! { <p class="error" role="alert" data-testid="grants-notice">{error_text(&e)}</p> }.into_any(),
-            })}
-            <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
-                {move || {
-                    let csrf = csrf.get_value();
-                    Suspend::new(async move {
-                    match grants.await {
-                        Ok(list) => {
-                            let clock = start_clock(list.now_ms);
-                            view! {
-                                <section class="card" aria-labelledby="active-h">
-                                    <h2 id="active-h">"In force"</h2>
-                                    {if list.active.is_empty() {
-                                        view! { <p class="muted" data-testid="no-grants">"No active grants."</p> }.into_any()
-                                    } else {
-                                        view! { <GrantTable grants=list.active csrf revoke=can_revoke.then_some(revoke) clock/> }.into_any()
-                                    }}
-                                </section>
-                                <section class="card" aria-labelledby="ended-h">
-                                    <h2 id="ended-h">"Ended recently"</h2>
-                                    <GrantTable grants=list.ended csrf=String::new() revoke=None clock/>
-                                </section>
-                            }.into_any()
-                        }
-                        Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || {
+                let csrf = csrf_token.clone();
+                Suspend::new(async move {
+                match grants.await {
+                    Ok(list) => {
+                        let now = list.now_ms;
+                        view! {
+                            <section class="card" aria-labelledby="active-h">
+                                <h2 id="active-h">"In force"</h2>
+                                {if list.active.is_empty() {
+                                    view! { <p class="muted" data-testid="no-grants">"No active grants."</p> }.into_any()
+                                } else {
+                                    view! { <GrantTable grants=list.active csrf=can_revoke.then_some(csrf) now/> }.into_any()
+                                }}
+                            </section>
+                            <section class="card" aria-labelledby="ended-h">
+                                <h2 id="ended-h">"Ended recently"</h2>
+                                <GrantTable grants=list.ended csrf=None now/>
+                            </section>
+                        }.into_any()
                     }
-                })}}
-            </Transition>
+                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                }
+            })}}
+        </Suspense>
     }
 }
 
+/// Grants as a table; with a CSRF token, each row can be revoked.
 #[component]
-fn GrantTable(
-    grants: Vec<GrantView>,
-    csrf: String,
-    revoke: Option<ServerAction<RevokeGrant>>,
-    clock: Clock,
-) -> impl IntoView {
+fn GrantTable(grants: Vec<GrantView>, csrf: Option<String>, now: i64) -> impl IntoView {
     let rows = grants
         .into_iter()
         .map(|g| {
-            let ends = g.expires_at_ms;
             let ended = g.revoked_at_ms.map(|_| {
                 format!(
                     "revoked by {}{}",
@@ -86,7 +71,6 @@ fn GrantTable(
                     g.revoke_reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
                 )
             });
-            let csrf = csrf.clone();
             let id = g.id.clone();
             view! {
                 <tr data-grant=g.id.clone() data-testid="grant-row">
@@ -95,17 +79,15 @@ fn GrantTable(
                     <td>{who(&g.created_by)}</td>
                     <td>{match ended {
                         Some(t) => t.into_any(),
-                        None => (move || {
-                            let left = ends - clock.now_ms.get();
-                            if left > 0 { format!("ends in {}", span(left)) } else { "expired".to_string() }
-                        }).into_any(),
+                        None => view! { <Ticker tick=Tick::EndsIn at_ms=g.expires_at_ms now_ms=now/> }.into_any(),
                     }}</td>
-                    <td>{revoke.map(|a| view! {
-                        <ActionForm action=a attr:class="inline">
+                    <td>{csrf.clone().map(|csrf| view! {
+                        <PostForm action="/api/grants/revoke".to_string() class="inline".to_string()
+                            done="Grant revoked.".to_string() notice="grants-notice".to_string()>
                             <input type="hidden" name=CSRF_FIELD value=csrf/>
                             <input type="hidden" name="id" value=id/>
                             <button type="submit" class="reject" data-testid="revoke">"Revoke"</button>
-                        </ActionForm>
+                        </PostForm>
                     })}</td>
                 </tr>
             }

@@ -3,15 +3,17 @@
 //! ones that pass the filters are added below the page, so what a reviewer is reading
 //! does not move; calls decided elsewhere stay in place, marked with who decided.
 //!
+//! The server reads the page; the list itself is one island (it changes live).
 //! Over 500 lines: the table, its filters, batch bar, keyboard and live merging share the
-//! page's signals; each part is a component below.
+//! island's signals; each part is a component below.
 
 use crate::api::{
-    decide_batch, error_text, get_queue, who, DecisionOutcome, Facet, LiveEvent, QueueItem, QueueQuery, QueueSnapshot,
+    error_text, get_queue, grouped, who, DecisionOutcome, Facet, LiveEvent, QueueItem, QueueQuery, QueueSnapshot,
     SessionInfo, Verdict,
 };
 use crate::components::clock::{countdown, span, start_clock, Clock};
 use crate::components::live::{on_live_event, use_live};
+use crate::components::refresh;
 use crate::components::shell::{use_session, Guarded};
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -45,16 +47,27 @@ fn QueueLoader() -> impl IntoView {
     });
     let snapshot = Resource::new(move || query.get(), get_queue);
     view! {
-        <Transition fallback=|| view! { <p class="muted">"Loading the queue…"</p> }>
+        <Suspense fallback=|| view! { <p class="muted">"Loading the queue…"</p> }>
             {move || {
                 let csrf = csrf.clone();
                 Suspend::new(async move {
                 match snapshot.await {
-                    Ok(s) => view! { <QueueView snapshot=s query=query.get_untracked() csrf can_decide/> }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                    Ok(s) => view! {
+                        <Title text=title(s.total)/>
+                        <QueueView snapshot=s query=query.get_untracked() csrf can_decide/>
+                    }.into_any(),
+                    Err(e) => view! { <Title text="Queue"/><p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
                 }
             })}}
-        </Transition>
+        </Suspense>
+    }
+}
+
+/// The tab's title: how many calls wait.
+fn title(total: u64) -> String {
+    match total {
+        0 => "Queue".to_string(),
+        n => format!("({n}) Queue"),
     }
 }
 
@@ -70,19 +83,6 @@ struct Row {
 /// says how many more arrived instead of growing without end.
 const LIVE_ROWS: usize = 100;
 
-/// 55000 → "55,000".
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn waiting_text(total: u64) -> String {
     match total {
         0 => "Nothing is waiting.".to_string(),
@@ -91,7 +91,7 @@ fn waiting_text(total: u64) -> String {
     }
 }
 
-#[component]
+#[island]
 fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decide: bool) -> impl IntoView {
     let clock: Clock = start_clock(snapshot.now_ms);
     let page_size = snapshot.page_size.max(1) as usize;
@@ -119,9 +119,10 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
     // Reload the page (on connect and when the hub says events were missed), keeping rows
     // already marked as decided.
     let reload = move || {
-        let q = query.get_value();
+        let url = query.get_value().api_url();
         leptos::task::spawn_local(async move {
-            if let Ok(s) = get_queue(q).await {
+            #[cfg(feature = "hydrate")]
+            if let Ok(s) = crate::components::post::call::<QueueSnapshot>(&url, None).await {
                 base_seq.set_value(s.seq);
                 total.set(s.total);
                 overrides.set(s.overrides_awaiting);
@@ -135,6 +136,8 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
                     *rs = merged;
                 });
             }
+            #[cfg(not(feature = "hydrate"))]
+            let _ = url;
         });
     };
     on_live_event(move |e| {
@@ -204,12 +207,15 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
         }
     });
 
+    // The tab's title follows the count (the server wrote the first one).
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| document().set_title(&format!("{} · Airlock", title(total.get()))));
+
     // Keyboard: j/k move, Enter opens, x selects, ? shows the keys.
     #[cfg(feature = "hydrate")]
     {
         use leptos::ev;
         use wasm_bindgen::JsCast;
-        let navigate = leptos_router::hooks::use_navigate();
         let handle = window_event_listener(ev::keydown, move |e: web_sys::KeyboardEvent| {
             let typing = e
                 .target()
@@ -224,7 +230,7 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
                 "k" => cursor.update(|c| *c = c.saturating_sub(1)),
                 "Enter" => {
                     if let Some(r) = rows.with_untracked(|v| v.get(cursor.get_untracked()).cloned()) {
-                        navigate(&format!("/calls/{}", r.item.id), Default::default());
+                        refresh::go(&format!("/calls/{}", r.item.id));
                     }
                 }
                 "x" if can_decide => {
@@ -284,7 +290,6 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
     let facets = (snapshot.tools, snapshot.agents, snapshot.risks);
 
     view! {
-        <Title text=move || match total.get() { 0 => "Queue".to_string(), n => format!("({n}) Queue") }/>
         <div class="page-head">
             <h1>"Queue"</h1>
             <p class="muted" data-testid="queue-count" aria-live="polite">
@@ -339,9 +344,6 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
 #[component]
 fn QueueFilters(facets: (Vec<Facet>, Vec<Facet>, Vec<Facet>), query: QueueQuery, active: usize) -> impl IntoView {
     let (tools, agents, risks) = facets;
-    // The router's navigate is not Send: kept in the browser only, where events happen.
-    #[cfg(feature = "hydrate")]
-    let navigate = StoredValue::new_local(leptos_router::hooks::use_navigate());
     let current = StoredValue::new(query.clone());
     let session = RwSignal::new(query.session.clone());
     let go = move |edit: &dyn Fn(&mut QueueQuery)| {
@@ -354,10 +356,7 @@ fn QueueFilters(facets: (Vec<Facet>, Vec<Facet>, Vec<Facet>), query: QueueQuery,
         } else {
             format!("/queue?{s}")
         };
-        #[cfg(feature = "hydrate")]
-        navigate.with_value(|n| n(&url, Default::default()));
-        #[cfg(not(feature = "hydrate"))]
-        let _ = url;
+        refresh::go(&url);
     };
     let select = move |label: &'static str, name: &'static str, facets: Vec<Facet>, value: String| {
         let on_change = move |e: leptos::ev::Event| {
@@ -498,11 +497,28 @@ fn QueueRow(
 fn BatchBar(selected: RwSignal<BTreeSet<String>>, csrf: String) -> impl IntoView {
     let reason = RwSignal::new(String::new());
     let csrf = StoredValue::new(csrf);
-    let run = Action::new(move |(verdict, why): &(Verdict, String)| {
+    // Each selected call is decided on its own; the answer says how each went.
+    let run = Action::new_local(move |(verdict, why): &(Verdict, String)| {
         let ids: Vec<String> = selected.get_untracked().into_iter().collect();
-        let (verdict, why) = (*verdict, why.clone());
-        let token = csrf.get_value();
-        async move { decide_batch(token, ids, verdict, why).await }
+        let mut fields = vec![
+            (crate::api::CSRF_FIELD.to_string(), csrf.get_value()),
+            ("verdict".to_string(), verdict.as_str().to_string()),
+            ("reason".to_string(), why.clone()),
+        ];
+        fields.extend(ids.into_iter().enumerate().map(|(i, id)| (format!("ids[{i}]"), id)));
+        async move {
+            #[cfg(feature = "hydrate")]
+            {
+                let pairs: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                let body = crate::components::post::encode(&pairs);
+                crate::components::post::call::<Vec<DecisionOutcome>>("/api/calls/batch", Some(body)).await
+            }
+            #[cfg(not(feature = "hydrate"))]
+            {
+                let _ = fields;
+                Err::<Vec<DecisionOutcome>, _>(crate::api::AppError::Unreachable)
+            }
+        }
     });
     let results = move || run.value().get();
     Effect::new(move |_| {

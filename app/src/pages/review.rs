@@ -1,15 +1,18 @@
 //! One held call: what the agent wants to do, why it was held, what it would affect,
 //! and the decision buttons. A modification is shown as a diff before it is released.
+//!
+//! The server renders the call; the decision buttons and the break-glass release are
+//! islands. A decision (here or by someone else) reloads the page, which then shows the
+//! call's new state with the outcome's message.
 
-use crate::api::{
-    error_text, get_call, who, CallDetail, Decide, DecisionOutcome, GrantScopeKind, LiveEvent, OverrideCall,
-    Permission, RevealArguments, SessionInfo, Verdict,
-};
+use crate::api::{error_text, get_call, who, CallDetail, GrantScopeKind, Permission, SessionInfo, Verdict};
 use crate::components::break_glass::on_break_glass;
-use crate::components::clock::{countdown, span, start_clock, Clock};
+use crate::components::clock::{Tick, Ticker};
 use crate::components::diff::Diff;
 use crate::components::json::JsonView;
-use crate::components::live::on_live_event;
+#[cfg(feature = "hydrate")]
+use crate::components::refresh;
+use crate::components::refresh::{Flash, ReloadOn};
 use crate::components::shell::{use_session, Guarded};
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -18,6 +21,7 @@ use leptos_router::hooks::use_params_map;
 #[component]
 pub fn Review() -> impl IntoView {
     view! {
+        <Title text="Review"/>
         <Guarded path="/queue">
             <ReviewLoader/>
         </Guarded>
@@ -36,58 +40,14 @@ fn ReviewLoader() -> impl IntoView {
     let can_reveal = user
         .as_ref()
         .is_some_and(|u| u.role.may(Permission::Decide) && u.role.may(Permission::RevealSecrets));
-    let reload = RwSignal::new(0u32);
-    // Lives above the reloading part so its message stays after the call changes state.
-    let act = ServerAction::<Decide>::new();
-    let ov = ServerAction::<OverrideCall>::new();
-    let detail = Resource::new(move || (id(), reload.get()), |(id, _)| get_call(id));
-    // The page stays mounted when a link opens another call: its message belongs to the last one.
-    Effect::watch(
-        id,
-        move |_, _, _| {
-            act.value().set(None);
-            ov.value().set(None);
-        },
-        false,
-    );
-    // A successful decision reloads the call (it is no longer pending).
-    Effect::new(move |_| {
-        if let Some(Ok(DecisionOutcome { ok: true, .. })) = act.value().get() {
-            reload.update(|n| *n += 1);
-        }
-    });
-    Effect::new(move |_| {
-        if let Some(Ok(DecisionOutcome { ok: true, .. })) = ov.value().get() {
-            reload.update(|n| *n += 1);
-        }
-    });
-    // Someone else decided, or a quorum vote came in: show the new state.
-    on_live_event(move |e| {
-        let about_this = matches!(e.event, LiveEvent::CallDecided(_) | LiveEvent::CallUpdated(_));
-        if about_this && e.event.call_id() == Some(id().as_str()) {
-            reload.update(|n| *n += 1);
-        }
-    });
+    let detail = Resource::new(id, get_call);
     view! {
-        <Title text="Review"/>
-        {move || act.value().get().map(|r| match r {
-            Ok(o) => view! {
-                <p class=if o.ok { "notice" } else { "error" } role="status" data-testid="decision-message">{o.message}</p>
-            }.into_any(),
-            Err(e) => view! { <p class="error" role="alert" data-testid="decision-message">{error_text(&e)}</p> }.into_any(),
-        })}
-        {move || ov.value().get().map(|r| match r {
-            Ok(o) => view! {
-                <p class=if o.ok { "notice" } else { "error" } role="status" data-testid="override-message">{o.message}</p>
-            }.into_any(),
-            Err(e) => view! { <p class="error" role="alert" data-testid="override-message">{error_text(&e)}</p> }.into_any(),
-        })}
-        <Transition fallback=|| view! { <p class="muted">"Loading the call…"</p> }>
+        <Suspense fallback=|| view! { <p class="muted">"Loading the call…"</p> }>
             {move || {
                 let csrf = csrf.clone();
                 Suspend::new(async move {
                 match detail.await {
-                    Ok(d) => view! { <ReviewView detail=d csrf can_decide can_reveal act ov/> }.into_any(),
+                    Ok(d) => view! { <ReviewView detail=d csrf can_decide can_reveal/> }.into_any(),
                     Err(e) => view! {
                         <section class="card narrow">
                             <h1>"Call not found"</h1>
@@ -97,24 +57,18 @@ fn ReviewLoader() -> impl IntoView {
                     }.into_any(),
                 }
             })}}
-        </Transition>
+        </Suspense>
     }
 }
 
 #[component]
-fn ReviewView(
-    detail: CallDetail,
-    csrf: String,
-    can_decide: bool,
-    can_reveal: bool,
-    act: ServerAction<Decide>,
-    ov: ServerAction<OverrideCall>,
-) -> impl IntoView {
-    let clock: Clock = start_clock(detail.now_ms);
-    let may_break_glass = use_session().user.is_some_and(|u| u.role.may(Permission::BreakGlass));
+fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, can_reveal: bool) -> impl IntoView {
+    let me = use_session().user;
+    let may_break_glass = me.as_ref().is_some_and(|u| u.role.may(Permission::BreakGlass));
+    let me = me.map(|u| format!("user:{}", u.username)).unwrap_or_default();
     let item = detail.item.clone();
     let pending = detail.status == "pending";
-    let expires = item.expires_at_ms;
+    let now = detail.now_ms;
     let status_line = if pending {
         None
     } else {
@@ -141,8 +95,17 @@ fn ReviewView(
             }
         )
     });
+    // A modification awaiting its quorum is what a further edit starts from.
+    let current = detail
+        .final_arguments
+        .clone()
+        .unwrap_or_else(|| detail.arguments.clone());
+    let revealable = can_reveal && !detail.masked.is_empty();
     view! {
         <p class="crumbs"><a href="/queue">"← Queue"</a></p>
+        {pending.then(|| view! {
+            <ReloadOn kinds=vec!["call_decided".into(), "call_updated".into()] call=item.id.clone() ask=false/>
+        })}
         <article class="review" data-testid="review" data-status=detail.status.clone()>
             <header class="review-head">
                 <h1>
@@ -151,16 +114,16 @@ fn ReviewView(
                     {item.destructive.then(|| view! { " "<span class="tag warn">"destructive"</span> })}
                 </h1>
                 <p class="muted">{detail.tool_description.clone()}</p>
-                {if pending {
-                    view! {
-                        <p class="countdown big" data-testid="countdown">
-                            {move || countdown(expires, clock.now_ms.get())}
+                {match (pending, item.expires_at_ms) {
+                    (true, Some(at)) => view! {
+                        <p class="countdown big">
+                            <Ticker tick=Tick::Left at_ms=at now_ms=now testid="countdown".to_string()/>
                         </p>
-                    }.into_any()
-                } else {
-                    view! {
+                    }.into_any(),
+                    (true, None) => view! { <p class="countdown big" data-testid="countdown">"no expiry"</p> }.into_any(),
+                    (false, _) => view! {
                         <p class="decided-banner" role="status" data-testid="decided-banner">{status_line.clone()}</p>
-                    }.into_any()
+                    }.into_any(),
                 }}
             </header>
             <section class="card why" aria-labelledby="why-h">
@@ -202,10 +165,19 @@ fn ReviewView(
                 </section>
             })}
             {(pending && can_decide).then(|| view! {
-                <Decisions detail=detail.clone() csrf=csrf.clone() can_reveal act/>
-            }.into_any())}
+                <Decisions
+                    id=item.id.clone()
+                    csrf=csrf.clone()
+                    tool=item.tool.clone()
+                    server=item.server.clone()
+                    current
+                    grantable=detail.grantable
+                    not_grantable=detail.not_grantable.clone()
+                    revealable
+                />
+            })}
             {(pending && may_break_glass).then(|| view! {
-                <BreakGlassBox allowed=detail.break_glass id=item.id.clone() csrf=csrf.clone() ov/>
+                <BreakGlassBox allowed=detail.break_glass id=item.id.clone() csrf=csrf.clone() me/>
             })}
             {(pending && !can_decide).then(|| view! {
                 <p class="card muted" data-testid="read-only">"Your role can read this call but not decide it."</p>
@@ -216,7 +188,7 @@ fn ReviewView(
                     <dt>"Agent"</dt><dd>{item.agent.clone()}</dd>
                     <dt>"Session"</dt><dd>{item.session_id.clone()}</dd>
                     {detail.trace_id.clone().map(|t| view! { <dt>"Trace"</dt><dd>{t}</dd> })}
-                    <dt>"Received"</dt><dd>{move || format!("{} ago", span(clock.now_ms.get() - item.created_at_ms))}</dd>
+                    <dt>"Received"</dt><dd><Ticker tick=Tick::Ago at_ms=item.created_at_ms now_ms=now/></dd>
                     <dt>"Reason given"</dt><dd data-testid="agent-reason">{detail.agent_reason.clone().unwrap_or_else(|| "—".into())}</dd>
                 </dl>
                 {detail.plan.clone().map(|p| view! { <h3>"Plan"</h3><pre class="plan">{p}</pre> })}
@@ -255,15 +227,20 @@ fn bytes(b: u64) -> String {
 }
 
 /// Approve (optionally for the rest of the session), reject with a reason, edit, skip.
-#[component]
-fn Decisions(detail: CallDetail, csrf: String, can_reveal: bool, act: ServerAction<Decide>) -> impl IntoView {
-    let id = StoredValue::new(detail.item.id.clone());
+/// `current` is what an edit starts from (a pending modification, or the arguments).
+#[island]
+fn Decisions(
+    id: String,
+    csrf: String,
+    tool: String,
+    server: Option<String>,
+    current: String,
+    grantable: bool,
+    not_grantable: Option<String>,
+    revealable: bool,
+) -> impl IntoView {
+    let id = StoredValue::new(id);
     let csrf = StoredValue::new(csrf);
-    // A modification awaiting its quorum is what a further edit starts from.
-    let current = detail
-        .final_arguments
-        .clone()
-        .unwrap_or_else(|| detail.arguments.clone());
     let original = StoredValue::new(current.clone());
     let reason = RwSignal::new(String::new());
     let edited = RwSignal::new(current);
@@ -274,35 +251,80 @@ fn Decisions(detail: CallDetail, csrf: String, can_reveal: bool, act: ServerActi
     let grant_minutes = RwSignal::new(60i64);
     let reason_ref = NodeRef::<leptos::html::Textarea>::new();
     let edit_ref = NodeRef::<leptos::html::Textarea>::new();
-    let has_server = detail.item.server.clone();
-    let grantable = detail.grantable;
-    // On-call staff may see redacted values (audited) to retype a secret into a change.
-    let reveal = ServerAction::<RevealArguments>::new();
-    let revealable = can_reveal && !detail.masked.is_empty();
-    Effect::new(move |_| {
-        if let Some(Ok(raw)) = reveal.value().get() {
-            edited.set(raw);
-            editing.set(true);
-        }
-    });
-    let not_grantable = detail.not_grantable.clone();
+    let busy = RwSignal::new(false);
+    let revealing = RwSignal::new(false);
+    // A refusal stays here (and is kept if the page reloads); a decision reloads the page.
+    let refused = RwSignal::new(None::<Flash>);
+    let reveal_error = RwSignal::new(None::<String>);
 
     let submit = move |verdict: Verdict| {
-        let (text, arguments) = match verdict {
-            Verdict::Reject => (reason.get_untracked(), String::new()),
-            Verdict::Modify => (reason.get_untracked(), edited.get_untracked()),
-            _ => (String::new(), String::new()),
-        };
-        let grant = (verdict == Verdict::Approve && grant_on.get_untracked()).then(|| grant_scope.get_untracked());
-        act.dispatch(Decide {
-            csrf_token: csrf.get_value(),
-            id: id.get_value(),
-            verdict,
-            text,
-            arguments,
-            grant_scope: grant,
-            grant_minutes: grant.map(|_| grant_minutes.get_untracked()),
-        });
+        #[cfg(feature = "hydrate")]
+        {
+            if busy.get_untracked() {
+                return;
+            }
+            let (text, arguments) = match verdict {
+                Verdict::Reject => (reason.get_untracked(), String::new()),
+                Verdict::Modify => (reason.get_untracked(), edited.get_untracked()),
+                _ => (String::new(), String::new()),
+            };
+            let grant = (verdict == Verdict::Approve && grant_on.get_untracked()).then(|| grant_scope.get_untracked());
+            let minutes = grant_minutes.get_untracked().to_string();
+            let (csrf, id) = (csrf.get_value(), id.get_value());
+            let mut fields = vec![
+                (crate::api::CSRF_FIELD, csrf.as_str()),
+                ("id", id.as_str()),
+                ("verdict", verdict.as_str()),
+                ("text", text.as_str()),
+                ("arguments", arguments.as_str()),
+            ];
+            if let Some(scope) = grant {
+                fields.push(("grant_scope", scope.as_str()));
+                fields.push(("grant_minutes", minutes.as_str()));
+            }
+            let body = crate::components::post::encode(&fields);
+            busy.set(true);
+            let page_busy = refresh::busy();
+            leptos::task::spawn_local(async move {
+                let _page_busy = page_busy;
+                let a = crate::components::post::post("/api/calls/decide", body).await;
+                busy.set(false);
+                let f = Flash::new("decision-message", a.ok, a.message.unwrap_or_default());
+                if a.ok {
+                    refresh::reload_with(f);
+                } else {
+                    refresh::keep(Some(f.clone()));
+                    refused.set(Some(f));
+                }
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = verdict;
+    };
+    // On-call staff may see redacted values (audited) to retype a secret into a change.
+    let reveal = move || {
+        #[cfg(feature = "hydrate")]
+        {
+            revealing.set(true);
+            let body = crate::components::post::encode(&[
+                (crate::api::CSRF_FIELD, &csrf.get_value()),
+                ("id", &id.get_value()),
+            ]);
+            leptos::task::spawn_local(async move {
+                let a = crate::components::post::post("/api/calls/reveal", body).await;
+                revealing.set(false);
+                match (a.ok, a.message) {
+                    (true, Some(raw)) => {
+                        edited.set(raw);
+                        editing.set(true);
+                        reveal_error.set(None);
+                    }
+                    (_, m) => reveal_error.set(Some(m.unwrap_or_default())),
+                }
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (id, csrf);
     };
     #[cfg(feature = "hydrate")]
     {
@@ -313,7 +335,7 @@ fn Decisions(detail: CallDetail, csrf: String, can_reveal: bool, act: ServerActi
                 .target()
                 .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok())
                 .is_some_and(|el| matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"));
-            if typing || e.ctrl_key() || e.meta_key() || e.alt_key() || act.pending().get_untracked() {
+            if typing || e.ctrl_key() || e.meta_key() || e.alt_key() || busy.get_untracked() {
                 return;
             }
             match e.key().as_str() {
@@ -336,10 +358,11 @@ fn Decisions(detail: CallDetail, csrf: String, can_reveal: bool, act: ServerActi
         on_cleanup(move || handle.remove());
     }
 
-    let busy = move || act.pending().get();
+    let busy = move || busy.get();
     view! {
         <section class="card decide" aria-labelledby="decide-h" data-testid="decisions">
             <h2 id="decide-h">"Decision"</h2>
+            {move || refused.get().map(Flash::view)}
             <div class="actions">
                 <button type="button" class="approve" data-testid="approve" disabled=busy on:click=move |_| submit(Verdict::Approve)>
                     {move || if grant_on.get() { "Approve and allow for the session" } else { "Approve" }}
@@ -361,8 +384,8 @@ fn Decisions(detail: CallDetail, csrf: String, can_reveal: bool, act: ServerActi
                     <label for="grant-scope">"For"</label>
                     <select id="grant-scope" data-testid="grant-scope" on:change=move |e| grant_scope.set(
                         if event_target_value(&e) == "server" { GrantScopeKind::Server } else { GrantScopeKind::Tool })>
-                        <option value="tool">{format!("this tool ({})", detail.item.tool)}</option>
-                        {has_server.clone().map(|s| view! { <option value="server">{format!("every tool of MCP server {s}")}</option> })}
+                        <option value="tool">{format!("this tool ({tool})")}</option>
+                        {server.clone().map(|s| view! { <option value="server">{format!("every tool of MCP server {s}")}</option> })}
                     </select>
                     <label for="grant-minutes">"Duration"</label>
                     <select id="grant-minutes" data-testid="grant-minutes" on:change=move |e| grant_minutes.set(event_target_value(&e).parse().unwrap_or(60))>
@@ -393,13 +416,11 @@ fn Decisions(detail: CallDetail, csrf: String, can_reveal: bool, act: ServerActi
                         on:input=move |e| { edited.set(event_target_value(&e)); reviewing_diff.set(false); }></textarea>
                     <p class="muted">"Values shown as [redacted: …] keep their real value if left where they are."</p>
                     {revealable.then(|| view! {
-                        <button type="button" data-testid="reveal" disabled=move || reveal.pending().get()
-                            on:click=move |_| { reveal.dispatch(RevealArguments { csrf_token: csrf.get_value(), id: id.get_value() }); }>
+                        <button type="button" data-testid="reveal" disabled=move || revealing.get()
+                            on:click=move |_| reveal()>
                             "Show redacted values (audited)"
                         </button>
-                        {move || reveal.value().get().and_then(|r| r.err()).map(|e| view! {
-                            <p class="error" role="alert">{error_text(&e)}</p>
-                        })}
+                        {move || reveal_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
                     })}
                     <button type="button" data-testid="review-changes" on:click=move |_| reviewing_diff.set(true)>"Review changes"</button>
                     <Show when=move || reviewing_diff.get()>
@@ -413,28 +434,53 @@ fn Decisions(detail: CallDetail, csrf: String, can_reveal: bool, act: ServerActi
     }
 }
 
-/// On-call staff: release this call under break-glass, or why they cannot.
-#[component]
-fn BreakGlassBox(allowed: bool, id: String, csrf: String, ov: ServerAction<OverrideCall>) -> impl IntoView {
-    let me = use_session()
-        .user
-        .map(|u| format!("user:{}", u.username))
-        .unwrap_or_default();
+/// On-call staff: release this call under break-glass, or why they cannot. Follows the
+/// break-glass board live (started elsewhere, or ended by time).
+#[island]
+fn BreakGlassBox(allowed: bool, id: String, csrf: String, me: String) -> impl IntoView {
     let on = move || on_break_glass(&me);
     let (id, csrf) = (StoredValue::new(id), StoredValue::new(csrf));
+    let busy = RwSignal::new(false);
+    let refused = RwSignal::new(None::<Flash>);
+    let release = move || {
+        #[cfg(feature = "hydrate")]
+        {
+            busy.set(true);
+            let body = crate::components::post::encode(&[
+                (crate::api::CSRF_FIELD, &csrf.get_value()),
+                ("id", &id.get_value()),
+            ]);
+            let page_busy = refresh::busy();
+            leptos::task::spawn_local(async move {
+                let _page_busy = page_busy;
+                let a = crate::components::post::post("/api/oncall/override", body).await;
+                busy.set(false);
+                let f = Flash::new("override-message", a.ok, a.message.unwrap_or_default());
+                if a.ok {
+                    refresh::reload_with(f);
+                } else {
+                    refresh::keep(Some(f.clone()));
+                    refused.set(Some(f));
+                }
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (id, csrf);
+    };
     view! {
         <section class="card" aria-labelledby="bg-h" data-testid="break-glass-box">
             <h2 id="bg-h">"Break-glass"</h2>
+            {move || refused.get().map(Flash::view)}
             {if !allowed {
                 view! { <p class="muted">"The policy does not let break-glass release this tool (break_glass = false): a reviewer must decide it."</p> }.into_any()
             } else {
                 view! {
-                    <Show when=on fallback=|| view! {
+                    <Show when=on.clone() fallback=|| view! {
                         <p class="muted">"In an emergency you may release this call without the usual approvals: "<a href="/oncall">"start break-glass"</a>" first."</p>
                     }>
                         <p class="muted">"Releases the call now, whatever approvals it still lacks. Recorded with your justification; another person reviews it afterwards."</p>
-                        <button type="button" class="reject" data-testid="override" disabled=move || ov.pending().get()
-                            on:click=move |_| { ov.dispatch(OverrideCall { csrf_token: csrf.get_value(), id: id.get_value() }); }>
+                        <button type="button" class="reject" data-testid="override" disabled=move || busy.get()
+                            on:click=move |_| release()>
                             "Release under break-glass"
                         </button>
                     </Show>

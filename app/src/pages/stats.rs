@@ -3,11 +3,11 @@
 //! policy-lifecycle work; the page says so rather than pretending there is nothing to show.
 
 use crate::api::{
-    error_text, get_shadow_report, get_stats, get_stats_range, who, Facet, ShadowReport, StatsRange, StatsSummary,
+    error_text, get_shadow_report, get_stats, get_stats_range, grouped, who, Facet, ShadowReport, StatsRange,
+    StatsSummary,
 };
 use crate::components::clock::{span, utc};
 use crate::components::shell::Guarded;
-use crate::pages::queue::grouped;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
@@ -116,14 +116,14 @@ fn ShadowSection() -> impl IntoView {
         <section class="card" aria-labelledby="shadow-h" data-testid="shadow-report">
             <h2 id="shadow-h">"Shadow rules"</h2>
             <p class="muted">"Rules, guards and budgets marked shadow = true never change a decision; here is what they would have done, to promote them with confidence."</p>
-            <Transition fallback=|| view! { <p class="muted">"Reading findings…"</p> }>
+            <Suspense fallback=|| view! { <p class="muted">"Reading findings…"</p> }>
                 {move || Suspend::new(async move {
                     match report.await {
                         Ok(r) => view! { <ShadowTable r/> }.into_any(),
                         Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
                     }
                 })}
-            </Transition>
+            </Suspense>
         </section>
     }
 }
@@ -205,14 +205,14 @@ fn RangeSection() -> impl IntoView {
     let range = use_range();
     let data = Resource::new(range, get_stats_range);
     view! {
-        <Transition fallback=|| view! { <p class="muted">"Counting…"</p> }>
+        <Suspense fallback=|| view! { <p class="muted">"Counting…"</p> }>
             {move || Suspend::new(async move {
                 match data.await {
                     Ok(r) => view! { <RangeView r/> }.into_any(),
                     Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
                 }
             })}
-        </Transition>
+        </Suspense>
     }
 }
 

@@ -2,11 +2,12 @@
 //! reason and plan, the decision and who or what made it, reviewer actions (modifications
 //! as a diff), grants, callbacks and reported results, and how long each held call
 //! waited. Server-rendered (works without JavaScript); while the session is active the
-//! page refreshes itself.
+//! page reloads itself when the timeline changes.
 
 use crate::api::{error_text, get_trace, who, TraceCall, TraceKind, TraceStep, TraceView};
 use crate::components::clock::{span, utc};
 use crate::components::diff::Diff;
+use crate::components::refresh::PollReload;
 use crate::components::shell::Guarded;
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -30,21 +31,6 @@ fn TraceLoader(kind: TraceKind) -> impl IntoView {
     let params = use_params_map();
     let id = Memo::new(move |_| params.with(|p| p.get("id").unwrap_or_default()));
     let trace = Resource::new(move || id.get(), move |id| get_trace(kind, id));
-    // While the timeline is active, keep it current (new calls, decisions, results).
-    #[cfg(feature = "hydrate")]
-    {
-        if let Ok(h) = set_interval_with_handle(
-            move || {
-                let active = trace.get_untracked().and_then(Result::ok).is_some_and(|t| t.active());
-                if active {
-                    trace.refetch();
-                }
-            },
-            std::time::Duration::from_secs(REFRESH_SECONDS),
-        ) {
-            on_cleanup(move || h.clear());
-        }
-    }
     let noun = match kind {
         TraceKind::Session => "Session",
         TraceKind::Trace => "Trace",
@@ -52,7 +38,7 @@ fn TraceLoader(kind: TraceKind) -> impl IntoView {
     view! {
         <Title text=move || format!("{noun} {}", id.get())/>
         <p><a href="/audit">"← Audit search"</a></p>
-        <Transition fallback=|| view! { <p class="muted">"Reading the timeline…"</p> }>
+        <Suspense fallback=|| view! { <p class="muted">"Reading the timeline…"</p> }>
             {move || Suspend::new(async move {
                 match trace.await {
                     Ok(t) => view! { <Timeline t/> }.into_any(),
@@ -62,7 +48,7 @@ fn TraceLoader(kind: TraceKind) -> impl IntoView {
                     }.into_any(),
                 }
             })}
-        </Transition>
+        </Suspense>
     }
 }
 
@@ -92,6 +78,9 @@ fn Timeline(t: TraceView) -> impl IntoView {
                 )}
             </p>
             {active.then(|| view! {
+                // Every change to the timeline is an event: a new count or a later last
+                // event means there is more to show.
+                <PollReload url=follow_url(t.kind, &t.id) fields=vec!["events".into(), "last_at_ms".into()] seconds=REFRESH_SECONDS/>
                 <p class="live-note" role="status" data-testid="trace-live">
                     {format!("Active: this page follows new events every {REFRESH_SECONDS} s.")}
                     {(held > 0).then(|| format!(" {} waiting for a decision.", count(held as u64, "call")))}
@@ -111,6 +100,15 @@ fn Timeline(t: TraceView) -> impl IntoView {
             </section>
         })}
     }
+}
+
+/// The timeline's server function, as the page's poller asks it.
+fn follow_url(kind: TraceKind, id: &str) -> String {
+    let kind = match kind {
+        TraceKind::Session => "Session",
+        TraceKind::Trace => "Trace",
+    };
+    format!("/api/audit/trace?kind={kind}&id={}", crate::api::encode(id))
 }
 
 /// "1 call", "3 calls".
