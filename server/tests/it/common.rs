@@ -343,11 +343,17 @@ impl Reviewer {
         verdict: &str,
         reason: &str,
     ) -> (StatusCode, serde_json::Value) {
-        let body = serde_json::json!({"csrf_token": self.token, "ids": ids, "verdict": verdict, "reason": reason});
+        // Encoded as the queue page's batch bar sends it: `ids[0]`, `ids[1]`, …
+        let mut form = vec![
+            ("csrf_token".to_string(), self.token.clone()),
+            ("verdict".to_string(), verdict.to_string()),
+            ("reason".to_string(), reason.to_string()),
+        ];
+        form.extend(ids.iter().enumerate().map(|(i, id)| (format!("ids[{i}]"), id.clone())));
         let r = self
             .c
             .post(app.url("/api/calls/batch"))
-            .json(&body)
+            .form(&form)
             .send()
             .await
             .unwrap();
