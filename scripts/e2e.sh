@@ -10,6 +10,10 @@ work="$(mktemp -d)"
 port="$(free_port)"
 export AIRLOCK_DATABASE_URL="sqlite://$work/airlock.db"
 export AIRLOCK_KEY_FILE="$work/airlock.key"
+# Its own copy of the demo policy: the policy spec changes it from the page, which writes
+# the file (the repository's copy stays as it is).
+cp policies/demo.toml "$work/policy.toml"
+export AIRLOCK_POLICY_FILE="$work/policy.toml"
 export AIRLOCK_BIND="127.0.0.1:$port"
 export AIRLOCK_COOKIE_SECURE=false
 export AIRLOCK_SITE_ROOT=target/site

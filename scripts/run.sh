@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up (first time), build and run Airlock on http://127.0.0.1:3000 with a SQLite file
-# in ./data and the demo policy. The first start creates an administrator and prints its
+# in ./data and the demo policy (copied to ./data/policy.toml on the first start). The first start creates an administrator and prints its
 # password once. Stop with Ctrl-C.
 #
 # The server is built in the dev profile (dependencies optimised): the same compilation
@@ -15,6 +15,14 @@ bash scripts/build.sh
 # Plain http on loopback: cookies cannot be Secure here (documented in the README).
 export AIRLOCK_COOKIE_SECURE="${AIRLOCK_COOKIE_SECURE:-false}"
 export AIRLOCK_SITE_ROOT="${AIRLOCK_SITE_ROOT:-target/site}"
+# The policy in force lives in ./data: changes made on the Policy page (or with `airlock
+# policy apply`) are written there, not over the shipped demo policy. The first start
+# copies the demo policy.
+if [ -z "${AIRLOCK_POLICY_FILE:-}" ]; then
+  mkdir -p data
+  [ -f data/policy.toml ] || cp policies/demo.toml data/policy.toml
+  export AIRLOCK_POLICY_FILE=data/policy.toml
+fi
 BIND="${AIRLOCK_BIND:-127.0.0.1:3000}"
 export AIRLOCK_BIND="$BIND"
 bin=target/debug/airlock

@@ -91,6 +91,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/audit/traces/:id") view=pages::trace::TraceIdTrace ssr=SsrMode::Async/>
                     <Route path=path!("/stats") view=pages::stats::Stats ssr=SsrMode::Async/>
                     <Route path=path!("/admin") view=pages::admin::Admin ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/policy") view=pages::policy::Policy ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/policy/replay") view=pages::policy::Replay ssr=SsrMode::Async/>
                 </Routes>
             </Layout>
         </Router>

@@ -56,13 +56,15 @@ pub const PUBLIC: &[&str] = &["/login"];
 
 /// The page at `path`, if it is a dashboard page. A call's review page (`/calls/ID`) and
 /// a notification's confirm page (`/confirm?t=…`) belong to the queue, a timeline
-/// (`/audit/sessions/ID`, `/audit/traces/ID`) to the audit page: the same people may open
-/// them.
+/// (`/audit/sessions/ID`, `/audit/traces/ID`) to the audit page, the policy pages
+/// (`/admin/policy…`) to the admin page: the same people may open them.
 pub fn page(path: &str) -> Option<&'static Page> {
     let path = if path.starts_with("/calls/") || path == "/confirm" {
         "/queue"
     } else if path.starts_with("/audit/") {
         "/audit"
+    } else if path.starts_with("/admin/") {
+        "/admin"
     } else {
         path
     };
@@ -106,6 +108,8 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(who_may("/admin"), [Admin]);
+        assert_eq!(who_may("/admin/policy"), [Admin]);
+        assert_eq!(who_may("/admin/policy/replay"), [Admin]);
         assert_eq!(who_may("/audit"), [Admin, Auditor]);
         assert_eq!(who_may("/calls/tc_1"), Role::ALL);
         assert_eq!(

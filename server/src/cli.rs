@@ -164,6 +164,34 @@ pub enum PolicyCommand {
     Check { file: String },
     /// Run example calls against a policy (non-zero exit on a mismatch).
     Test { file: String, cases: String },
+    /// Put a policy file in force: running servers switch to it within a second, without
+    /// dropping a request, and the configured policy file is replaced with it. A file that
+    /// does not compile changes nothing.
+    Apply {
+        file: String,
+        /// Why (kept with the change).
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// What a proposed policy would have done to recorded calls: which decisions change,
+    /// per tool, layer and rule, with examples. Reads only; asks the host nothing.
+    Replay {
+        file: String,
+        /// From when: `7d`, `24h`, a date or RFC 3339 time.
+        #[arg(long, default_value = "7d")]
+        since: String,
+        /// Only this agent's calls.
+        #[arg(long, default_value = "")]
+        agent: String,
+        /// The report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The latest changes of the policy in force.
+    History {
+        #[arg(long, default_value_t = 20)]
+        limit: i64,
+    },
     /// What rules in shadow mode would have done to recorded calls, per rule.
     Shadow {
         /// How far back: `7d`, `24h`, a date or RFC 3339 time.
@@ -183,7 +211,10 @@ pub fn main() -> ExitCode {
         let args: Vec<String> = match command {
             PolicyCommand::Check { file } => vec!["check".into(), file.clone()],
             PolicyCommand::Test { file, cases } => vec!["test".into(), file.clone(), cases.clone()],
-            PolicyCommand::Shadow { .. } => Vec::new(),
+            PolicyCommand::Shadow { .. }
+            | PolicyCommand::Apply { .. }
+            | PolicyCommand::History { .. }
+            | PolicyCommand::Replay { .. } => Vec::new(),
         };
         if args.is_empty() {
             // Reads the database: runs below with the configuration.
@@ -305,6 +336,95 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
                 .await
                 .map_err(|e| format!("reading shadow findings: {e}"))?;
             print!("{}", crate::shadow::to_text(&report));
+            Ok(())
+        }
+        Command::Policy {
+            command: PolicyCommand::Apply { file, note },
+        } => {
+            let source = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
+            let policy = crate::policies::compile(&source).map_err(|problems| {
+                let lines: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
+                format!("{file} does not compile; nothing changed:\n{}", lines.join("\n"))
+            })?;
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            let applied = crate::policies::apply_from_cli(
+                &db,
+                &config.policy_file,
+                std::sync::Arc::new(policy),
+                &source,
+                &cli_actor(),
+                note.as_deref(),
+            )
+            .await?;
+            db.close().await;
+            if applied.changed {
+                println!(
+                    "{} {} is in force (was {}).",
+                    applied.name, applied.version, applied.previous
+                );
+                println!("Running servers switch to it within a second.");
+            } else {
+                println!("{} {} was already in force.", applied.name, applied.version);
+            }
+            Ok(())
+        }
+        Command::Policy {
+            command:
+                PolicyCommand::Replay {
+                    file,
+                    since,
+                    agent,
+                    json,
+                },
+        } => {
+            let source = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
+            let policy = crate::policies::compile(&source).map_err(|problems| {
+                let lines: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
+                format!("{file} does not compile:\n{}", lines.join("\n"))
+            })?;
+            let now = store::now_ms();
+            let since_ms = crate::audit::search::parse_time(&since, now)?.unwrap_or(now - 7 * 86_400_000);
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            let key = ServerKey::load_or_create(&config.key_file)?;
+            let sealer = crate::store::sealed::Sealer::from_server_key(&key);
+            let scope = crate::policies::replay::Scope {
+                since_ms,
+                until_ms: now,
+                agent,
+            };
+            let report = crate::policies::replay::replay(&db, &sealer, &policy, &scope)
+                .await
+                .map_err(|e| format!("reading recorded calls: {e}"))?;
+            db.close().await;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+            } else {
+                print!("{}", crate::policies::replay::to_text(&report));
+            }
+            Ok(())
+        }
+        Command::Policy {
+            command: PolicyCommand::History { limit },
+        } => {
+            let db = store::connect(&config.database_url).await?;
+            store::migrate(&db).await?;
+            let changes = store::policies::changes(&db, limit.clamp(1, 1000))
+                .await
+                .map_err(|e| format!("reading policy changes: {e}"))?;
+            for c in changes {
+                println!(
+                    "{}  {:<8} {:<24} {} {}{}",
+                    crate::audit::search::rfc3339(c.at_ms),
+                    c.via,
+                    c.actor,
+                    c.name.as_deref().unwrap_or("?"),
+                    c.version,
+                    c.note.map(|n| format!("  ({n})")).unwrap_or_default()
+                );
+            }
+            db.close().await;
             Ok(())
         }
         Command::Policy { .. } => unreachable!("handled before the runtime starts"),

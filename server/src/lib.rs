@@ -16,6 +16,7 @@ pub mod ledger;
 pub mod metrics;
 pub mod notify;
 pub mod oncall;
+pub mod policies;
 pub mod realtime;
 pub mod retention;
 pub mod review;

@@ -246,10 +246,11 @@ pub async fn endpoint(
     }
     m.subscribers.set(state.hub.subscribers() as i64);
     m.policy.clear();
+    let policy = state.policy.get();
     m.policy
         .get_or_create(&PolicyLabels {
-            name: state.policy.name.clone(),
-            version: state.policy.version.to_string(),
+            name: policy.name.clone(),
+            version: policy.version.to_string(),
         })
         .set(1);
     let mut out = String::new();

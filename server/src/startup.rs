@@ -43,17 +43,21 @@ pub struct Application {
     pub first_admin: Option<(String, Password)>,
 }
 
-/// Read and compile the policy file; any error stops the start.
-pub fn load_policy(path: &std::path::Path) -> Result<Policy, String> {
+/// Read and compile the policy file (and answer its text); any error stops the start.
+pub fn load_policy(path: &std::path::Path) -> Result<(Policy, String), String> {
     let src = std::fs::read_to_string(path).map_err(|e| format!("policy file {}: {e}", path.display()))?;
-    Policy::from_toml(&src).map_err(|e| format!("policy file {}:\n{e}", path.display()))
+    let policy = Policy::from_toml(&src).map_err(|e| format!("policy file {}:\n{e}", path.display()))?;
+    Ok((policy, src))
 }
 
 impl Application {
     pub async fn build(config: Config) -> Result<Application, String> {
-        let policy = load_policy(&config.policy_file)?;
+        let (policy, source) = load_policy(&config.policy_file)?;
         let db = store::connect(&config.database_url).await?;
         store::migrate(&db).await?;
+        let change = crate::policies::record_start(&db, &policy, &source, &config.policy_file)
+            .await
+            .map_err(|e| format!("recording the policy in force: {e}"))?;
         let sessions = SqliteStore::new(db.clone());
         sessions
             .migrate()
@@ -89,6 +93,7 @@ impl Application {
         let hub = Arc::new(Hub::new(1024));
         let key = ServerKey::load_or_create(&config.key_file)?;
         let policy = Arc::new(policy);
+        let in_force = crate::policies::InForce::new(policy.clone(), change);
         let waiters = Arc::new(Waiters::default());
         let callbacks_wake = Arc::new(tokio::sync::Notify::new());
         let board = Arc::new(std::sync::RwLock::new(Vec::new()));
@@ -100,6 +105,7 @@ impl Application {
                 waiters: waiters.clone(),
                 callbacks: callbacks_wake.clone(),
                 board: board.clone(),
+                policy: in_force.clone(),
             },
             ledger::Settings {
                 sealer: crate::store::sealed::Sealer::from_server_key(&key),
@@ -160,7 +166,7 @@ impl Application {
                 config.login_burst_per_account,
                 config.login_burst_per_address,
             )),
-            policy,
+            policy: in_force,
             config: Arc::new(config),
             leptos,
             stopping: Arc::new(AtomicBool::new(false)),
@@ -168,14 +174,11 @@ impl Application {
             hub,
         }));
         tracing::info!(
-            policy = %state.policy.name,
-            version = %state.policy.version,
-            tools = state.policy.tool_names().len(),
+            policy = %policy.name,
+            version = %policy.version,
+            tools = policy.tool_names().len(),
             "policy loaded"
         );
-        record_policy(&state)
-            .await
-            .map_err(|e| format!("recording the policy in the audit trail: {e}"))?;
         let router = router(state.clone(), sessions);
         Ok(Application {
             listener,
@@ -228,6 +231,15 @@ impl Application {
             }
             .run(),
         );
+        let policy_watch = tokio::spawn(crate::policies::watch(
+            state.db.clone(),
+            state.ledger.clone(),
+            state.policy.clone(),
+        ));
+        let hangup = tokio::spawn(crate::policies::reload_on_hangup(
+            state.ledger.clone(),
+            state.config.policy_file.clone(),
+        ));
         let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
         let st = state.clone();
         let signal = async move {
@@ -252,6 +264,8 @@ impl Application {
             }
         };
         housekeeping.abort();
+        policy_watch.abort();
+        hangup.abort();
         expiry.abort();
         escalation.abort();
         notifier.abort();
@@ -267,32 +281,6 @@ impl Application {
         state.db.close().await;
         result
     }
-}
-
-/// Audit the policy in force when it differs from the one last recorded, so every
-/// decision's `policy_version` can be traced to when that policy came into force.
-async fn record_policy(state: &AppState) -> Result<(), sqlx::Error> {
-    let last: Option<String> = sqlx::query_scalar(
-        "SELECT json_extract(data, '$.version') FROM audit_events WHERE kind = 'policy_loaded' ORDER BY seq DESC LIMIT 1",
-    )
-    .fetch_optional(&state.db)
-    .await?
-    .flatten();
-    if last.as_deref() == Some(&*state.policy.version) {
-        return Ok(());
-    }
-    let ev = crate::audit::NewEvent {
-        kind: "policy_loaded",
-        actor: "system".into(),
-        call_id: None,
-        session_id: None,
-        data: serde_json::json!({
-            "name": state.policy.name, "version": &*state.policy.version, "previous": last,
-            "file": state.config.policy_file.display().to_string(),
-            "tools": state.policy.tool_names().len(),
-        }),
-    };
-    store::record_audit(&state.db, store::now_ms(), &ev).await.map(drop)
 }
 
 /// The URL guard for callback URLs: public http(s) addresses only.
@@ -378,13 +366,16 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
         channel_sealer: crate::notify::channels::ChannelSealer::from_server_key(&state.key),
         url_check: state.callback_guard.clone(),
         break_glass_max_minutes: state.config.break_glass_max_minutes.max(1),
+        policy_file: state.config.policy_file.clone(),
+        replays: Arc::new(tokio::sync::Semaphore::new(1)),
     });
     let services = Services {
         users: backend.clone(),
         review: backend.clone(),
         insight: backend.clone(),
         oncall: backend.clone(),
-        notify: backend,
+        notify: backend.clone(),
+        policy: backend,
     };
     let context = move || provide_context(services.clone());
     let routes = generate_route_list(app::App);

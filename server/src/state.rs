@@ -10,7 +10,6 @@ use crate::store::Db;
 use axum::extract::FromRef;
 use leptos::prelude::LeptosOptions;
 use policy::guards::url::UrlGuard;
-use policy::Policy;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -30,7 +29,8 @@ pub struct StateParts {
     pub db: Db,
     pub hub: Arc<Hub>,
     pub throttle: Arc<LoginThrottle>,
-    pub policy: Arc<Policy>,
+    /// The policy in force (swapped whole by a reload).
+    pub policy: crate::policies::InForce,
     pub config: Arc<Config>,
     pub leptos: LeptosOptions,
     pub stopping: Arc<AtomicBool>,

@@ -23,7 +23,7 @@ pub fn range_of(range: &str) -> Result<(&'static str, i64, i64), String> {
 }
 
 /// The first rowid of a call created at or after `since_ms` (rowids follow arrival).
-async fn first_rowid_since(db: &Db, since_ms: i64) -> Result<i64, sqlx::Error> {
+pub(crate) async fn first_rowid_since(db: &Db, since_ms: i64) -> Result<i64, sqlx::Error> {
     let (lo, hi): (Option<i64>, Option<i64>) = sqlx::query_as("SELECT min(rowid), max(rowid) FROM tool_calls")
         .fetch_one(db)
         .await?;

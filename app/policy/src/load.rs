@@ -47,6 +47,73 @@ impl fmt::Display for LoadErrors {
 
 impl std::error::Error for LoadErrors {}
 
+impl LoadError {
+    /// The line of `src` this problem is about: the one a syntax error names, or the table
+    /// header (and key, when present) a key path leads to. For editors that mark it.
+    pub fn line(&self, src: &str) -> Option<usize> {
+        line_of(src, &self.location)
+    }
+}
+
+/// The line a location (`line L, column C`, or a key path such as
+/// `tools.write_file.rules[1].when`) refers to in `src`, if it can be found.
+pub fn line_of(src: &str, location: &str) -> Option<usize> {
+    if let Some(rest) = location.strip_prefix("line ") {
+        return rest.split(',').next()?.trim().parse().ok();
+    }
+    // `a.b[2].c` → ["a", "b", "2", "c"]: array indices are segments of their own.
+    let want: Vec<&str> = location
+        .split(['.', '['])
+        .map(|p| p.trim_end_matches(']'))
+        .filter(|p| !p.is_empty())
+        .collect();
+    let mut best: Option<(usize, usize)> = None; // (segments matched, line)
+    let mut table: Vec<String> = Vec::new();
+    let mut arrays: HashMap<String, usize> = HashMap::new();
+    for (i, raw) in src.lines().enumerate() {
+        let line = raw.trim();
+        let header = line
+            .strip_prefix("[[")
+            .and_then(|l| l.split("]]").next())
+            .map(|h| (h, true))
+            .or_else(|| {
+                line.strip_prefix('[')
+                    .and_then(|l| l.split(']').next())
+                    .map(|h| (h, false))
+            });
+        if let Some((h, is_array)) = header {
+            table = h.split('.').map(|p| p.trim().trim_matches('"').to_string()).collect();
+            if is_array {
+                let n = arrays.entry(h.to_string()).and_modify(|n| *n += 1).or_insert(0);
+                table.push(n.to_string());
+            }
+        } else if let Some((key, _)) = line.split_once('=') {
+            let key = key.trim().trim_matches('"');
+            if key.is_empty() || key.starts_with('#') {
+                continue;
+            }
+            let mut path = table.clone();
+            path.push(key.to_string());
+            score(&path, &want, i + 1, &mut best);
+            continue;
+        } else {
+            continue;
+        }
+        score(&table, &want, i + 1, &mut best);
+    }
+    best.map(|(_, line)| line)
+}
+
+/// Keep `line` when `path` is a longer prefix of `want` than the best so far.
+fn score(path: &[String], want: &[&str], line: usize, best: &mut Option<(usize, usize)>) {
+    if path.len() > want.len() || path.iter().zip(want).any(|(a, b)| a != b) {
+        return;
+    }
+    if best.is_none_or(|(n, _)| path.len() > n) {
+        *best = Some((path.len(), line));
+    }
+}
+
 /// `30s`, `15m`, `2h`, `1d`, `500ms` → milliseconds.
 pub fn parse_duration_ms(s: &str) -> Result<i64, String> {
     let s = s.trim();
@@ -500,6 +567,46 @@ name = "t"
 arguments = { type = "object", properties = { text = { type = "string" } } }
 "#;
 
+    #[test]
+    fn key_paths_lead_to_their_lines() {
+        let src = [
+            "[policy]",
+            "name = \"t\"",
+            "",
+            "[tools.echo]",
+            "arguments = { type = \"object\" }",
+            "expiry = \"soon\"",
+            "",
+            "[[tools.echo.rules]]",
+            "id = \"a\"",
+            "when = \"true\"",
+            "action = \"ask\"",
+            "[[tools.echo.rules]]",
+            "id = \"b\"",
+            "when = \"x ==\"",
+            "action = \"ask\"",
+        ]
+        .join("\n");
+        assert_eq!(line_of(&src, "tools.echo.expiry"), Some(6));
+        assert_eq!(line_of(&src, "tools.echo.rules[1].when"), Some(14));
+        assert_eq!(line_of(&src, "tools.echo.rules[0]"), Some(8));
+        assert_eq!(
+            line_of(&src, "tools.echo.approvers"),
+            Some(4),
+            "the table, when the key is absent"
+        );
+        assert_eq!(line_of(&src, "line 3, column 1"), Some(3));
+        assert_eq!(line_of(&src, "fences.none"), None);
+        // Real compile errors find their lines.
+        let e = errors(&src);
+        let line = |suffix: &str| {
+            let found = e.iter().find(|e| e.location.ends_with(suffix));
+            found.unwrap_or_else(|| panic!("{e:?}")).line(&src)
+        };
+        assert_eq!(line(".when"), Some(14), "{e:?}");
+        assert_eq!(line(".expiry"), Some(6), "{e:?}");
+    }
+
     fn errors(src: &str) -> Vec<LoadError> {
         match Policy::from_toml(src) {
             Ok(_) => panic!("loaded"),
@@ -533,6 +640,7 @@ arguments = { type = "object", properties = { text = { type = "string" } } }
         let e = errors(&src);
         assert_eq!(e.len(), 1);
         assert!(e[0].location.starts_with("line 6"), "{e:?}");
+        assert_eq!(e[0].line(""), Some(6));
         assert!(e[0].message.contains("aproval"), "{e:?}");
     }
 

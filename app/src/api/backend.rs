@@ -7,7 +7,8 @@ use super::{
     QueueSnapshot, Role, StatsSummary, UserView, Verdict,
 };
 use super::{
-    BreakGlassView, ChannelInput, ChannelView, LinkView, OverrideList, ShadowReport, StatsRange, TraceKind, TraceView,
+    BreakGlassView, ChannelInput, ChannelView, LinkView, OverrideList, PolicyCheck, PolicyPage, ReplayReport,
+    ShadowReport, StatsRange, TraceKind, TraceView,
 };
 use std::sync::Arc;
 
@@ -109,6 +110,23 @@ pub trait NotifyAdmin: Send + Sync + 'static {
     async fn test_channel(&self, actor: &UserView, name: &str) -> Result<String, AppError>;
 }
 
+/// The policy in force: its text and history, changing it, and replays (admins).
+#[async_trait::async_trait]
+pub trait PolicyAdmin: Send + Sync + 'static {
+    async fn policy_page(&self) -> Result<PolicyPage, AppError>;
+    /// Does `source` compile, and to which version (nothing is stored).
+    fn check_policy(&self, source: &str) -> PolicyCheck;
+    /// Put `source` in force (and write it to the policy file); refused with its problems.
+    async fn apply_policy(&self, actor: &UserView, source: &str, note: &str) -> PolicyCheck;
+    /// Put a kept earlier version back in force.
+    async fn rollback_policy(&self, actor: &UserView, version: &str, note: &str) -> PolicyCheck;
+    /// Keep `source` as a version to replay (nothing is put in force).
+    async fn draft_policy(&self, actor: &UserView, source: &str) -> PolicyCheck;
+    /// What kept version `version` would have done to the calls since `since`.
+    async fn replay(&self, actor: &UserView, version: &str, since: &str, agent: &str)
+        -> Result<ReplayReport, AppError>;
+}
+
 /// The services server functions call, provided by the server in the Leptos context of
 /// every request (tests may provide fakes of each).
 #[derive(Clone)]
@@ -118,4 +136,5 @@ pub struct Services {
     pub insight: Arc<dyn Insight>,
     pub oncall: Arc<dyn OnCall>,
     pub notify: Arc<dyn NotifyAdmin>,
+    pub policy: Arc<dyn PolicyAdmin>,
 }

@@ -27,6 +27,14 @@ pub enum LiveEvent {
     CallEscalated(CallEscalated),
     /// An override was recorded or acknowledged: how many await acknowledgement.
     OverridesChanged(OverridesChanged),
+    /// Another policy is in force.
+    PolicyChanged(PolicyChanged),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyChanged {
+    pub name: String,
+    pub version: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,7 +100,7 @@ pub struct UserChanged {
 
 impl LiveEvent {
     /// Every kind, for clients that subscribe to SSE events by name.
-    pub const KINDS: [&'static str; 10] = [
+    pub const KINDS: [&'static str; 11] = [
         "hello",
         "resync",
         "call_pending",
@@ -103,6 +111,7 @@ impl LiveEvent {
         "break_glass",
         "call_escalated",
         "overrides_changed",
+        "policy_changed",
     ];
 
     /// The SSE event name.
@@ -118,6 +127,7 @@ impl LiveEvent {
             LiveEvent::BreakGlass(_) => "break_glass",
             LiveEvent::CallEscalated(_) => "call_escalated",
             LiveEvent::OverridesChanged(_) => "overrides_changed",
+            LiveEvent::PolicyChanged(_) => "policy_changed",
         }
     }
 
@@ -134,6 +144,7 @@ impl LiveEvent {
             LiveEvent::BreakGlass(v) => serde_json::to_string(v),
             LiveEvent::CallEscalated(v) => serde_json::to_string(v),
             LiveEvent::OverridesChanged(v) => serde_json::to_string(v),
+            LiveEvent::PolicyChanged(v) => serde_json::to_string(v),
         };
         r.unwrap_or_else(|_| "null".into())
     }
@@ -153,6 +164,7 @@ impl LiveEvent {
             "break_glass" => LiveEvent::BreakGlass(from_str(data).ok()?),
             "call_escalated" => LiveEvent::CallEscalated(from_str(data).ok()?),
             "overrides_changed" => LiveEvent::OverridesChanged(from_str(data).ok()?),
+            "policy_changed" => LiveEvent::PolicyChanged(from_str(data).ok()?),
             _ => return None,
         };
         Some(event)
@@ -232,6 +244,10 @@ mod tests {
                 awaiting: 3,
                 call_id: Some("tc_1".into()),
                 by: Some("user:olga".into()),
+            }),
+            LiveEvent::PolicyChanged(PolicyChanged {
+                name: "demo".into(),
+                version: "sha256:00".into(),
             }),
         ]
     }

@@ -4,12 +4,14 @@ mod audit;
 mod error;
 mod live;
 mod model;
+mod policy;
 pub mod server_fns;
 
 pub use audit::*;
 pub use error::*;
 pub use live::*;
 pub use model::*;
+pub use policy::*;
 pub use server_fns::*;
 
 #[cfg(feature = "ssr")]

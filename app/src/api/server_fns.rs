@@ -4,8 +4,9 @@
 
 use super::{
     AppError, AuditPage, AuditQuery, BreakGlassView, CallDetail, ChainReport, ChannelInput, ChannelView,
-    DecisionOutcome, GrantList, GrantScopeKind, LinkView, OverrideList, QueueQuery, QueueSnapshot, Role, SessionInfo,
-    ShadowReport, StatsRange, StatsSummary, TraceKind, TraceView, UserView, Verdict,
+    DecisionOutcome, GrantList, GrantScopeKind, LinkView, OverrideList, PolicyCheck, PolicyPage, QueueQuery,
+    QueueSnapshot, ReplayReport, Role, SessionInfo, ShadowReport, StatsRange, StatsSummary, TraceKind, TraceView,
+    UserView, Verdict,
 };
 // Only the server-side bodies check permissions.
 #[cfg(feature = "ssr")]
@@ -448,6 +449,64 @@ pub async fn get_stats_range(#[server(default)] range: String) -> Result<StatsRa
     guard::services()?
         .insight
         .stats_range(&range)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// The policy in force: its text and the history of changes.
+#[server(endpoint = "policy", input = GetUrl)]
+pub async fn get_policy() -> Result<PolicyPage, AppError> {
+    guard::require(Permission::ManageUsers)?;
+    guard::services()?.policy.policy_page().await.map_err(guard::map_err)
+}
+
+/// Whether a policy text compiles (every problem with its line); nothing changes.
+#[server(endpoint = "policy/check")]
+pub async fn check_policy(csrf_token: String, source: String) -> Result<PolicyCheck, AppError> {
+    guard::require_csrf(Permission::ManageUsers, &csrf_token)?;
+    Ok(guard::services()?.policy.check_policy(&source))
+}
+
+/// Put a policy text in force now, without dropping a request.
+#[server(endpoint = "policy/apply")]
+pub async fn apply_policy(
+    csrf_token: String,
+    source: String,
+    #[server(default)] note: String,
+) -> Result<PolicyCheck, AppError> {
+    let actor = guard::require_csrf(Permission::ManageUsers, &csrf_token)?;
+    Ok(guard::services()?.policy.apply_policy(&actor, &source, &note).await)
+}
+
+/// Put an earlier version back in force.
+#[server(endpoint = "policy/rollback")]
+pub async fn rollback_policy(
+    csrf_token: String,
+    version: String,
+    #[server(default)] note: String,
+) -> Result<PolicyCheck, AppError> {
+    let actor = guard::require_csrf(Permission::ManageUsers, &csrf_token)?;
+    Ok(guard::services()?.policy.rollback_policy(&actor, &version, &note).await)
+}
+
+/// Keep a proposed policy text to replay recorded calls under it.
+#[server(endpoint = "policy/draft")]
+pub async fn draft_policy(csrf_token: String, source: String) -> Result<PolicyCheck, AppError> {
+    let actor = guard::require_csrf(Permission::ManageUsers, &csrf_token)?;
+    Ok(guard::services()?.policy.draft_policy(&actor, &source).await)
+}
+
+/// What a kept version would have done to the calls recorded since `since`.
+#[server(endpoint = "policy/replay", input = GetUrl)]
+pub async fn replay_policy(
+    version: String,
+    #[server(default)] since: String,
+    #[server(default)] agent: String,
+) -> Result<ReplayReport, AppError> {
+    let actor = guard::require(Permission::ManageUsers)?;
+    guard::services()?
+        .policy
+        .replay(&actor, &version, &since, &agent)
         .await
         .map_err(guard::map_err)
 }

@@ -13,6 +13,8 @@ pub fn Admin() -> impl IntoView {
         <Title text="Admin"/>
         <Guarded path="/admin">
             <h1>"Admin"</h1>
+            <p class="card"><a href="/admin/policy" data-testid="policy-link">"Policy"</a>
+                " — the policy in force, its history, changing it without a restart, and what a change would have done to recorded calls."</p>
             <Users/>
             <Channels/>
         </Guarded>

@@ -6,6 +6,7 @@ pub mod home;
 pub mod login;
 pub mod not_found;
 pub mod oncall;
+pub mod policy;
 pub mod queue;
 pub mod review;
 pub mod stats;

@@ -61,7 +61,7 @@ impl ReviewDesk for ServerBackend {
         let items = rows
             .iter()
             .map(|r| {
-                let mut item = review::view::queue_item(&self.policy, r);
+                let mut item = review::view::queue_item(&self.policy.get(), r);
                 item.approvals = approvals.remove(&r.id).unwrap_or_default();
                 item.escalated = escalated.contains(&r.id);
                 item
@@ -114,7 +114,7 @@ impl ReviewDesk for ServerBackend {
             .iter()
             .map(|f| format!("{} ({}): would be {} — {}", f.rule, f.layer, f.would, f.reason))
             .collect();
-        let mut item = review::view::queue_item(&self.policy, &row);
+        let mut item = review::view::queue_item(&self.policy.get(), &row);
         item.approvals = approvals;
         Ok(CallDetail {
             status: row.status.to_string(),
@@ -122,13 +122,13 @@ impl ReviewDesk for ServerBackend {
             decided_at_ms: row.decided_at_ms,
             comment: row.comment.clone(),
             arguments: review::view::pretty(&review::view::arguments(
-                &self.policy,
+                &self.policy.get(),
                 &row.tool,
                 &serde_json::from_str(&row.arguments).unwrap_or(Value::Null),
             )),
             final_arguments: row.final_arguments.as_deref().map(|a| {
                 let v: Value = serde_json::from_str(a).unwrap_or(Value::Null);
-                review::view::pretty(&review::view::arguments(&self.policy, &row.tool, &v))
+                review::view::pretty(&review::view::arguments(&self.policy.get(), &row.tool, &v))
             }),
             agent_reason: extras.agent_reason,
             plan: extras.plan,
@@ -139,6 +139,7 @@ impl ReviewDesk for ServerBackend {
             trace_id: row.trace_id.clone(),
             tool_description: self
                 .policy
+                .get()
                 .tool_info(&row.tool)
                 .map(|t| t.description)
                 .unwrap_or_default(),
@@ -146,7 +147,8 @@ impl ReviewDesk for ServerBackend {
             shadow,
             // Guarded values are shown whole (see `review::view`), so they are not "redacted".
             masked: {
-                let guarded = self.policy.guarded_args(&row.tool);
+                let policy = self.policy.get();
+                let guarded = policy.guarded_args(&row.tool);
                 details
                     .masked
                     .into_iter()
@@ -157,7 +159,7 @@ impl ReviewDesk for ServerBackend {
                     })
                     .collect()
             },
-            break_glass: details.break_glass && self.policy.tool_info(&row.tool).is_some_and(|t| t.break_glass),
+            break_glass: details.break_glass && self.policy.get().tool_info(&row.tool).is_some_and(|t| t.break_glass),
             grantable: details.grantable && row.approvers_required <= 1,
             not_grantable: details.not_grantable.or_else(|| {
                 (row.approvers_required > 1).then(|| {
@@ -370,9 +372,9 @@ impl ServerBackend {
             }
             Verdict::Modify => {
                 let row = self.pending_row(id).await?;
-                let edited = policy::parse_strict(input.arguments.as_bytes(), self.policy.limits)
+                let edited = policy::parse_strict(input.arguments.as_bytes(), self.policy.get().limits)
                     .map_err(|e| ReviewError::Invalid(format!("the arguments are not valid JSON: {e}")))?;
-                let (raw, redacted) = current_arguments(&self.policy, &row);
+                let (raw, redacted) = current_arguments(&self.policy.get(), &row);
                 if edited == redacted {
                     return Err(ReviewError::Invalid(
                         "the arguments are unchanged; approve the call instead".into(),
@@ -381,7 +383,7 @@ impl ServerBackend {
                 let arguments = unredact(&edited, &redacted, &raw).map_err(ReviewError::Invalid)?;
                 // The ledger judges every layer with the facts gathered here, once
                 // (filesystem, DNS: on the blocking pool, never in the writer).
-                let (policy, args) = (self.policy.clone(), arguments.clone());
+                let (policy, args) = (self.policy.get(), arguments.clone());
                 let (agent, tool, server, session) = (
                     row.agent_id.clone(),
                     row.tool.clone(),
@@ -430,7 +432,7 @@ impl ServerBackend {
     /// Layers 1–3 of the policy on the arguments to release. Guards may look at this
     /// host (symlinks, DNS), so the check runs on the blocking pool.
     async fn check(&self, row: &CallRow, arguments: Value) -> Result<(), ReviewError> {
-        let policy = self.policy.clone();
+        let policy = self.policy.get();
         let (tool, server, session) = (row.tool.clone(), row.server.clone(), row.session_id.clone());
         tokio::task::spawn_blocking(move || {
             let call = policy::Call {

@@ -6,6 +6,7 @@ mod desk;
 mod insight;
 mod notify;
 mod oncall;
+mod policy_admin;
 
 use crate::auth::{users as people, users::UserError, Password};
 use crate::ledger::Ledger;
@@ -30,7 +31,7 @@ pub struct ServerBackend {
     pub db: Db,
     pub hub: Arc<Hub>,
     pub ledger: Ledger,
-    pub policy: Arc<Policy>,
+    pub policy: crate::policies::InForce,
     pub search: crate::audit::index::SearchIndex,
     pub chain_check: Arc<std::sync::Mutex<Option<ChainCheck>>>,
     pub reviewers_read_audit: bool,
@@ -51,6 +52,10 @@ pub struct ServerBackend {
     pub channel_sealer: crate::notify::channels::ChannelSealer,
     /// Lexical URL check for channels added on the admin page.
     pub url_check: Arc<policy::guards::url::UrlGuard>,
+    /// The policy file a change from the page also writes.
+    pub policy_file: std::path::PathBuf,
+    /// One replay at a time.
+    pub replays: Arc<tokio::sync::Semaphore>,
 }
 
 /// Log an internal error and give the person a reference to quote.

@@ -15,11 +15,75 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct Facts {
     paths: HashMap<PathBuf, Option<PathBuf>>,
     trees: HashMap<(PathBuf, u64), Option<TreeStats>>,
     hosts: HashMap<(String, u16), Option<Vec<IpAddr>>>,
+}
+
+/// A directory tree's stats as stored: (files, bytes, complete).
+type StoredTree = (u64, u64, bool);
+
+/// Facts as stored with a call: lists, since JSON object keys are strings only.
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+struct Stored {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    paths: Vec<(PathBuf, Option<PathBuf>)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    trees: Vec<(PathBuf, u64, Option<StoredTree>)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    hosts: Vec<(String, u16, Option<Vec<IpAddr>>)>,
+}
+
+impl Facts {
+    pub fn is_empty(&self) -> bool {
+        self.paths.is_empty() && self.trees.is_empty() && self.hosts.is_empty()
+    }
+
+    /// The stored form (JSON), or `None` when nothing was asked.
+    pub fn to_json(&self) -> Option<String> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut s = Stored {
+            paths: self.paths.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            trees: self
+                .trees
+                .iter()
+                .map(|((p, n), t)| (p.clone(), *n, t.map(|t| (t.files, t.bytes, t.complete))))
+                .collect(),
+            hosts: self
+                .hosts
+                .iter()
+                .map(|((h, p), a)| (h.clone(), *p, a.clone()))
+                .collect(),
+        };
+        // The same facts store the same text.
+        s.paths.sort();
+        s.trees.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        s.hosts.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        serde_json::to_string(&s).ok()
+    }
+
+    /// Read stored facts; unreadable ones are none (every guard then judges lexically).
+    pub fn from_json(text: &str) -> Facts {
+        let s: Stored = serde_json::from_str(text).unwrap_or_default();
+        Facts {
+            paths: s.paths.into_iter().collect(),
+            trees: s
+                .trees
+                .into_iter()
+                .map(|(p, n, t)| {
+                    (
+                        (p, n),
+                        t.map(|(files, bytes, complete)| TreeStats { files, bytes, complete }),
+                    )
+                })
+                .collect(),
+            hosts: s.hosts.into_iter().map(|(h, p, a)| ((h, p), a)).collect(),
+        }
+    }
 }
 
 /// Answers from this machine, remembered.
@@ -68,6 +132,37 @@ impl Host for Recorded<'_> {
     }
     fn resolve_host(&self, host: &str, port: u16) -> Option<Vec<IpAddr>> {
         self.0.hosts.get(&(host.to_string(), port)).cloned().flatten()
+    }
+}
+
+/// Recorded answers for a replay, noting whether the policy asked anything that was not
+/// recorded (it then judged lexically, as with any unknown answer).
+pub struct Replaying<'a> {
+    pub facts: &'a Facts,
+    pub missed: std::sync::atomic::AtomicBool,
+}
+
+impl Replaying<'_> {
+    fn note<T>(&self, answer: Option<&Option<T>>) -> Option<T>
+    where
+        T: Clone,
+    {
+        if answer.is_none() {
+            self.missed.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        answer.cloned().flatten()
+    }
+}
+
+impl Host for Replaying<'_> {
+    fn resolve_path(&self, path: &Path) -> Option<PathBuf> {
+        self.note(self.facts.paths.get(path))
+    }
+    fn tree_stats(&self, path: &Path, stop_after: u64) -> Option<TreeStats> {
+        self.note(self.facts.trees.get(&(path.to_path_buf(), stop_after)))
+    }
+    fn resolve_host(&self, host: &str, port: u16) -> Option<Vec<IpAddr>> {
+        self.note(self.facts.hosts.get(&(host.to_string(), port)))
     }
 }
 

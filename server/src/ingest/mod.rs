@@ -91,9 +91,11 @@ pub async fn propose(State(state): State<AppState>, req: SignedRequest<Webhook>)
             });
         }
     }
+    // One policy for the whole request, whatever a reload does meanwhile.
+    let policy = state.policy.get();
     let limits = JsonLimits {
         max_bytes: state.config.max_body_bytes,
-        max_depth: state.policy.limits.max_depth,
+        max_depth: policy.limits.max_depth,
     };
     let value = policy::parse_strict(&req.body, limits)?;
     let proposal = Proposal::from_json(value).map_err(|(code, message)| ApiError::InvalidBody { code, message })?;
@@ -104,11 +106,11 @@ pub async fn propose(State(state): State<AppState>, req: SignedRequest<Webhook>)
     // answers when they cover the call (no I/O), else on the blocking pool, where
     // filesystem and DNS lookups may wait without holding up the async runtime.
     let received_at_ms = req.received_at_ms;
-    let facts = match facts::cached(&state.path_cache, &state.policy, &proposal, agent, received_at_ms) {
+    let facts = match facts::cached(&state.path_cache, &policy, &proposal, agent, received_at_ms) {
         Some(f) => f,
         None => {
             let (st, p, agent) = (state.clone(), proposal.clone(), agent.to_string());
-            tokio::task::spawn_blocking(move || facts::gather(&st.path_cache, &st.policy, &p, &agent, received_at_ms))
+            tokio::task::spawn_blocking(move || facts::gather(&st.path_cache, &policy, &p, &agent, received_at_ms))
                 .await
                 .map_err(|_| ApiError::from(LedgerError::Unavailable))?
         }

@@ -254,6 +254,8 @@ struct Prepared {
     deltas: Vec<UsageDelta>,
     trust: String,
     policy_id: i64,
+    /// The host's answers, kept for replays (never for arguments that held a secret).
+    facts: Option<String>,
 }
 
 /// Evaluate one proposal and build everything that will be stored and answered.
@@ -344,6 +346,11 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
         deltas: d.usage,
         trust,
         policy_id: state.policy_id,
+        facts: if redacted.masked.is_empty() {
+            job.facts.to_json()
+        } else {
+            None
+        },
     }
 }
 
@@ -381,6 +388,7 @@ impl Prepared {
             turn_id: p.turn_id.as_deref(),
             pinned: r.pinned.as_deref(),
             decided_by: r.decided_by.as_deref(),
+            facts: self.facts.as_deref(),
         }
     }
 }

@@ -81,6 +81,18 @@ pub enum Command {
         now_ms: i64,
         reply: oneshot::Sender<usize>,
     },
+    /// Record a change of the policy and put it in force once committed.
+    ApplyPolicy(
+        Box<crate::policies::Change>,
+        oneshot::Sender<Result<crate::policies::Applied, String>>,
+    ),
+    /// Put in force a change another process recorded (nothing to write).
+    AdoptPolicy {
+        policy: std::sync::Arc<policy::Policy>,
+        version_id: i64,
+        change_id: i64,
+        reply: oneshot::Sender<()>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -63,6 +63,10 @@ enum Reply {
     ),
     Flag(oneshot::Sender<bool>, bool),
     Ack(oneshot::Sender<Result<(), LedgerError>>),
+    Policy(
+        oneshot::Sender<Result<crate::policies::Applied, String>>,
+        crate::policies::Applied,
+    ),
     None,
 }
 
@@ -88,6 +92,8 @@ impl Reply {
             (Reply::Flag(tx, _), false) => drop(tx.send(false)),
             (Reply::Ack(tx), true) => drop(tx.send(Ok(()))),
             (Reply::Ack(tx), false) => drop(tx.send(Err(gone()))),
+            (Reply::Policy(tx, v), true) => drop(tx.send(Ok(v))),
+            (Reply::Policy(tx, _), false) => drop(tx.send(Err(gone().to_string()))),
             (Reply::None, _) => {}
         }
     }
@@ -105,6 +111,8 @@ pub struct Effects {
     board: Option<Vec<BreakGlassView>>,
     /// Decisions to count in the metrics: (status, layer, source).
     decisions: Vec<(&'static str, Option<&'static str>, &'static str)>,
+    /// A policy to put in force: (policy, its version's row, the change's row).
+    policy: Option<(Arc<Policy>, i64, i64)>,
 }
 
 /// Rules the ledger enforces beyond the policy.
@@ -140,6 +148,8 @@ pub struct Shared {
     pub callbacks: Arc<Notify>,
     /// Break-glass in force, as committed (pages read it for the banner).
     pub board: Arc<std::sync::RwLock<Vec<BreakGlassView>>>,
+    /// The policy every reader takes, swapped after a change is committed.
+    pub policy: crate::policies::InForce,
 }
 
 /// What the writer keeps in memory between batches (it is the only writer, so this is
@@ -173,7 +183,7 @@ impl State {
             .await
             .map_err(|e| format!("counting held calls: {e}"))?;
         let now = store::now_ms();
-        let policy_id = calls::policy_id(&mut conn, &policy.version, now)
+        let policy_id = store::policies::store_version(&mut conn, &policy.version, &policy.name, None, now)
             .await
             .map_err(|e| format!("recording the policy version: {e}"))?;
         // Both generations' worth, oldest first (so the newest land in the current one).
@@ -334,6 +344,16 @@ impl Writer {
         if let Some(board) = fx.board {
             *self.shared.board.write().unwrap_or_else(|p| p.into_inner()) = board;
         }
+        if let Some((policy, version_id, change_id)) = fx.policy {
+            // From the next batch on, every decision is made (and recorded) under it.
+            self.state.policy = policy.clone();
+            self.state.policy_id = version_id;
+            fx.publish.push(LiveEvent::PolicyChanged(app::api::PolicyChanged {
+                name: policy.name.clone(),
+                version: policy.version.to_string(),
+            }));
+            self.shared.policy.set(policy, change_id);
+        }
         for r in fx.replies {
             r.send(true);
         }
@@ -486,9 +506,62 @@ async fn apply(tx: &mut Tx<'_>, cmd: Command) -> Result<(), (sqlx::Error, Reply)
             Ok(n) => Reply::Count(reply, n),
             Err(e) => return Err((e, Reply::Count(reply, 0))),
         },
+        Command::ApplyPolicy(change, reply) => match record_policy(tx, &change).await {
+            Ok(applied) => Reply::Policy(reply, applied),
+            Err(e) => return Err((e, Reply::None)),
+        },
+        Command::AdoptPolicy {
+            policy,
+            version_id,
+            change_id,
+            reply,
+        } => {
+            tx.fx.policy = Some((policy, version_id, change_id));
+            Reply::Unit(reply)
+        }
     };
     tx.fx.replies.push(reply);
     Ok(())
+}
+
+/// Record a policy change in this batch; it is put in force once the batch is committed.
+async fn record_policy(
+    tx: &mut Tx<'_>,
+    change: &crate::policies::Change,
+) -> Result<crate::policies::Applied, sqlx::Error> {
+    use crate::store::policies as rows;
+    let now = store::now_ms();
+    // A change queued earlier in this batch is the one this one follows.
+    let (current, current_id) = match &tx.fx.policy {
+        Some((p, id, _)) => (p.clone(), *id),
+        None => (tx.state.policy.clone(), tx.state.policy_id),
+    };
+    let new = &change.policy;
+    let version_id = rows::store_version(tx.conn, &new.version, &new.name, Some(&change.source), now).await?;
+    let mut applied = crate::policies::Applied {
+        name: new.name.clone(),
+        version: new.version.to_string(),
+        previous: current.version.to_string(),
+        changed: false,
+    };
+    if new.version == current.version {
+        return Ok(applied);
+    }
+    let change_id = rows::record_change(
+        tx.conn,
+        version_id,
+        Some(current_id),
+        &change.actor,
+        change.via,
+        change.note.as_deref(),
+        now,
+    )
+    .await?;
+    tx.audit(now, &crate::policies::applied_event(change, &current.version))
+        .await?;
+    tx.fx.policy = Some((new.clone(), version_id, change_id));
+    applied.changed = true;
+    Ok(applied)
 }
 
 /// Held calls past their expiry, and break-glass past its end, both at `now`.

@@ -139,6 +139,8 @@ pub struct NewCall<'a> {
     pub pinned: Option<&'a str>,
     /// `grant:ID` when an approve-all grant released the call; `None` otherwise.
     pub decided_by: Option<&'a str>,
+    /// What the host answered (`ingest::facts`), for replays; `None` when nothing was asked.
+    pub facts: Option<&'a str>,
 }
 
 /// Insert calls with one statement (the ledger has checked their idempotency keys; a
@@ -151,7 +153,7 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
         "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
            arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
            blocked_by, rule, reason, risk, approvers_required, policy_id, details,
-           created_at_ms, expires_at_ms, decided_at_ms, trust, turn_id, pinned, decided_by) ",
+           created_at_ms, expires_at_ms, decided_at_ms, trust, turn_id, pinned, decided_by, facts) ",
     );
     q.push_values(calls, |mut b, c| {
         b.push_bind(c.id)
@@ -183,7 +185,8 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
             .push_bind(c.trust)
             .push_bind(c.turn_id)
             .push_bind(c.pinned)
-            .push_bind(c.decided_by);
+            .push_bind(c.decided_by)
+            .push_bind(c.facts);
     });
     q.build().execute(conn).await?;
     Ok(())
@@ -239,19 +242,6 @@ pub async fn recent_messages(
             out.push((agent, message, id));
         }
     }
-}
-
-/// The id of a policy version, recorded the first time it is used.
-pub async fn policy_id(conn: &mut SqliteConnection, version: &str, now_ms: i64) -> Result<i64, sqlx::Error> {
-    sqlx::query("INSERT INTO policy_versions (version, first_used_ms) VALUES (?, ?) ON CONFLICT (version) DO NOTHING")
-        .bind(version)
-        .bind(now_ms)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query_scalar("SELECT id FROM policy_versions WHERE version = ?")
-        .bind(version)
-        .fetch_one(conn)
-        .await
 }
 
 pub async fn get(db: &Db, id: &str) -> Result<Option<CallRow>, sqlx::Error> {

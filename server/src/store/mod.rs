@@ -6,6 +6,7 @@ pub mod agents;
 pub mod callbacks;
 pub mod calls;
 pub mod details;
+pub mod policies;
 pub mod queue;
 pub mod review;
 pub mod sealed;

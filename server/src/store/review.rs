@@ -141,6 +141,19 @@ pub async fn active_grants(db: &Db, now: i64) -> Result<Vec<GrantRow>, sqlx::Err
     .await
 }
 
+/// Grants in force at some moment of `[from_ms, until_ms)`, oldest first (replays).
+pub async fn grants_during(db: &Db, from_ms: i64, until_ms: i64) -> Result<Vec<GrantRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {GRANT_COLUMNS} FROM grants WHERE created_at_ms < ? AND expires_at_ms > ?
+           AND (revoked_at_ms IS NULL OR revoked_at_ms > ?) ORDER BY created_at_ms"
+    ))
+    .bind(until_ms)
+    .bind(from_ms)
+    .bind(from_ms)
+    .fetch_all(db)
+    .await
+}
+
 /// Grants that ended (revoked or expired) most recently, for the grants page's history.
 pub async fn recent_ended_grants(db: &Db, now: i64, limit: i64) -> Result<Vec<GrantRow>, sqlx::Error> {
     sqlx::query_as(&format!(

@@ -17,10 +17,11 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
     let db = store::ping(&state.db).await;
     let stopping = state.stopping.load(Ordering::Relaxed);
     let ready = db && !stopping;
+    let policy = state.policy.get();
     let body = json!({
         "status": if ready { "ready" } else { "not_ready" },
         "database": if db { "ok" } else { "unavailable" },
-        "policy": { "name": state.policy.name, "version": &*state.policy.version },
+        "policy": { "name": policy.name, "version": &*policy.version },
         "shutting_down": stopping,
     });
     (

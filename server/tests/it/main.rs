@@ -14,6 +14,7 @@ mod metrics;
 mod migrations;
 mod notify;
 mod oncall;
+mod policy_lifecycle;
 mod review;
 mod shadow;
 mod stats;
