@@ -47,6 +47,11 @@ pub enum Command {
         #[command(subcommand)]
         command: AuditCommand,
     },
+    /// Answer an agent runtime's hook with Airlock's decision.
+    Hook {
+        #[command(subcommand)]
+        command: HookCommand,
+    },
     /// Send a scripted agent session to a running server (creates the agent if needed).
     DemoAgent {
         /// Base URL of the running server.
@@ -58,6 +63,31 @@ pub enum Command {
         /// Seconds to wait for reviewers to decide the held calls.
         #[arg(long, default_value_t = 60)]
         wait: u64,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum HookCommand {
+    /// Claude Code's PreToolUse hook: reads the event (JSON) on stdin, proposes the call,
+    /// prints the answer (allow, deny or ask). The agent's secret comes from AIRLOCK_SECRET
+    /// or --secret-file. Fails closed: anything that goes wrong answers deny.
+    ClaudeCode {
+        /// Base URL of Airlock.
+        #[arg(long, env = "AIRLOCK_URL", default_value = "http://127.0.0.1:3000")]
+        url: String,
+        /// The agent id the calls are proposed as.
+        #[arg(long, env = "AIRLOCK_AGENT", default_value = "claude-code")]
+        agent: String,
+        /// A file holding the agent's whsec_ secret (else AIRLOCK_SECRET).
+        #[arg(long)]
+        secret_file: Option<std::path::PathBuf>,
+        /// Seconds to wait for a reviewer when the call is held.
+        #[arg(long, default_value_t = 30)]
+        wait: u64,
+        /// Still held after the wait: ask the person at the terminal (the call is withdrawn
+        /// from the queue) or deny (it stays in the queue).
+        #[arg(long, value_enum, default_value = "ask")]
+        on_timeout: crate::hook::OnTimeout,
     },
 }
 
@@ -224,6 +254,10 @@ pub fn main() -> ExitCode {
             eprint!("{}", out.stderr);
             return ExitCode::from(out.code as u8);
         }
+    }
+    // The hook prints only its answer on stdout: no configuration, logging or database.
+    if let Some(Command::Hook { command }) = cli.command {
+        return hook(command);
     }
     let config = match Config::load() {
         Ok(c) => c,
@@ -428,6 +462,7 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
             Ok(())
         }
         Command::Policy { .. } => unreachable!("handled before the runtime starts"),
+        Command::Hook { .. } => unreachable!("handled before the configuration is read"),
         Command::Agent { command } => {
             let db = store::connect(&config.database_url).await?;
             store::migrate(&db).await?;
@@ -657,4 +692,58 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     let term = std::future::pending::<()>();
     tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+/// `airlock hook …`: one answer on stdout, exit 0 (Claude Code reads a deny from the JSON);
+/// exit 2 only when the hook itself is misconfigured, which Claude Code also treats as a
+/// refusal, with the message on stderr.
+fn hook(command: HookCommand) -> ExitCode {
+    let HookCommand::ClaudeCode {
+        url,
+        agent,
+        secret_file,
+        wait,
+        on_timeout,
+    } = command;
+    let secret = match secret_file {
+        Some(path) => std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display())),
+        None => std::env::var("AIRLOCK_SECRET").map_err(|_| "set AIRLOCK_SECRET or --secret-file".to_string()),
+    }
+    .and_then(|s| agents::SigningSecret::parse(&s));
+    let secret = match secret {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("airlock hook: the agent's secret: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    use std::io::Read as _;
+    let mut input = Vec::new();
+    let read = std::io::stdin()
+        .lock()
+        .take(crate::hook::MAX_EVENT_BYTES as u64 + 1)
+        .read_to_end(&mut input);
+    let settings = crate::hook::Settings {
+        url,
+        agent,
+        secret,
+        wait: std::time::Duration::from_secs(wait),
+        on_timeout,
+    };
+    let answer = match read {
+        Err(e) => crate::hook::answer(
+            "deny",
+            &format!("Airlock: the hook event could not be read ({e})"),
+            None,
+        ),
+        Ok(_) => {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("tokio runtime");
+            rt.block_on(crate::hook::run(&settings, &input))
+        }
+    };
+    println!("{answer}");
+    ExitCode::SUCCESS
 }

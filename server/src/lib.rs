@@ -10,6 +10,7 @@ pub mod config;
 pub mod demo_agent;
 pub mod error;
 pub mod expiry;
+pub mod hook;
 pub mod host;
 pub mod ingest;
 pub mod ledger;

@@ -51,6 +51,16 @@ fn demo_tools_are_exactly_the_documented_ones() {
     assert_eq!(
         names,
         vec![
+            // Claude Code's tools (docs/integrations.md), apart from the generic ones.
+            "claude_code.bash",
+            "claude_code.edit",
+            "claude_code.glob",
+            "claude_code.grep",
+            "claude_code.multi_edit",
+            "claude_code.read",
+            "claude_code.web_fetch",
+            "claude_code.web_search",
+            "claude_code.write",
             "create_reply_draft",
             "execute_command",
             "list_dir",

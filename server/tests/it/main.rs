@@ -9,6 +9,7 @@ mod cli;
 mod crash;
 mod first_hour;
 mod foundation;
+mod hook;
 mod integrity;
 mod metrics;
 mod migrations;

@@ -1,0 +1,366 @@
+//! `airlock hook claude-code`: Claude Code's `PreToolUse` hook, answered by Airlock.
+//!
+//! Reads one hook event (JSON on stdin), proposes the tool call as the configured agent,
+//! waits up to `wait` for a held call's decision, and prints the hook's answer: `allow`
+//! (with `updatedInput` when what Airlock released differs from what Claude proposed, as
+//! after a reviewer's modification), `deny` with why, or — when nobody decided in time —
+//! `ask` (the held call is withdrawn from the queue first, so no reviewer later approves
+//! what the person at the terminal already decided) or `deny`, as `on_timeout` says.
+//! Anything that goes wrong answers `deny`: the hook fails closed.
+
+use crate::agents::SigningSecret;
+use crate::ingest::signature;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+/// Largest hook event read from stdin (a Write of a large file included).
+pub const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
+/// The server's longest long-poll.
+const MAX_POLL_SECONDS: u64 = 60;
+
+/// What to answer when a held call is still undecided after the wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnTimeout {
+    /// Claude Code asks the person at the terminal (the held call is withdrawn).
+    Ask,
+    /// Refuse the call; the held call stays in the queue for a reviewer.
+    Deny,
+}
+
+pub struct Settings {
+    pub url: String,
+    pub agent: String,
+    pub secret: SigningSecret,
+    pub wait: Duration,
+    pub on_timeout: OnTimeout,
+}
+
+/// The part of a `PreToolUse` event Airlock reads.
+#[derive(Debug, Deserialize)]
+pub struct Event {
+    pub session_id: String,
+    pub tool_name: String,
+    #[serde(default)]
+    pub tool_input: Value,
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub hook_event_name: Option<String>,
+    #[serde(default)]
+    pub permission_mode: Option<String>,
+}
+
+/// The hook's answer, as Claude Code reads it on stdout.
+pub fn answer(decision: &str, reason: &str, updated_input: Option<&Value>) -> Value {
+    let mut out = json!({
+        "hookEventName": "PreToolUse",
+        "permissionDecision": decision,
+        "permissionDecisionReason": reason,
+    });
+    if let Some(v) = updated_input {
+        out["updatedInput"] = v.clone();
+    }
+    json!({ "hookSpecificOutput": out })
+}
+
+fn deny(reason: impl AsRef<str>) -> Value {
+    answer("deny", &format!("Airlock: {}", reason.as_ref()), None)
+}
+
+/// Airlock's name for a Claude Code tool. Built-in tools are CamelCase (`Bash`,
+/// `WebFetch`), which a policy's allowlist never matches (names are lower case): they
+/// become `claude_code.` + snake case (`claude_code.bash`, `claude_code.web_fetch`), tools
+/// of their own that no other agent's `bash` or `web_fetch` stands in for. MCP tools
+/// (`mcp__server__tool`) and anything else are sent as they are, for the allowlist to judge.
+pub fn tool_name(claude: &str) -> String {
+    let camel = claude.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
+        && claude.bytes().all(|b| b.is_ascii_alphanumeric());
+    if !camel {
+        return claude.to_string();
+    }
+    let mut out = String::with_capacity(claude.len() + 16);
+    out.push_str("claude_code.");
+    let mut prev_lower = false;
+    for c in claude.chars() {
+        if c.is_ascii_uppercase() && prev_lower {
+            out.push('_');
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// The MCP server of an `mcp__server__tool` name.
+fn mcp_server(tool: &str) -> Option<&str> {
+    let rest = tool.strip_prefix("mcp__")?;
+    let (server, name) = rest.split_once("__")?;
+    (!server.is_empty() && !name.is_empty()).then_some(server)
+}
+
+/// The proposal for `event`, and the webhook-id that makes a repeated event (same
+/// `tool_use_id`) the same call.
+pub fn proposal(event: &Event) -> (Value, String) {
+    let tool = tool_name(&event.tool_name);
+    let mut context = serde_json::Map::new();
+    context.insert("client".into(), json!("claude-code"));
+    if let Some(cwd) = &event.cwd {
+        context.insert("cwd".into(), json!(cwd));
+    }
+    if let Some(mode) = &event.permission_mode {
+        context.insert("permission_mode".into(), json!(mode));
+    }
+    let arguments = if event.tool_input.is_null() {
+        json!({})
+    } else {
+        event.tool_input.clone()
+    };
+    let mut body = json!({
+        "session_id": event.session_id,
+        "tool": tool,
+        "arguments": arguments,
+        "context": context,
+    });
+    if let Some(server) = mcp_server(&tool) {
+        body["server"] = json!(server);
+    }
+    let id = match event.tool_use_id.as_deref().map(clean_id).filter(|s| !s.is_empty()) {
+        Some(t) => format!("msg_cc_{t}"),
+        None => format!("msg_{}", uuid::Uuid::now_v7().simple()),
+    };
+    (body, id)
+}
+
+fn clean_id(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+        .take(180)
+        .collect()
+}
+
+/// The answer for a decided call, or `None` while it is pending.
+pub fn decided(call: &Value, proposed: &Value) -> Option<Value> {
+    let status = call["status"].as_str().unwrap_or("");
+    let by = call["decided_by"].as_str().unwrap_or("a reviewer");
+    let id = call["id"].as_str().unwrap_or("?");
+    let reason = call["reason"].as_str().unwrap_or("");
+    match status {
+        "pending" => None,
+        "allowed" | "approved" | "modified" | "overridden" => {
+            let released = &call["arguments"];
+            if !released.is_object() {
+                return Some(deny(format!("{status} call {id} came without arguments to run")));
+            }
+            let why = match status {
+                "allowed" if call["source"] == "grant" => format!("allowed by an approve-all grant ({id})"),
+                "allowed" => format!("allowed by policy ({id})"),
+                "approved" => format!("approved by {by} ({id})"),
+                "modified" => format!("modified and approved by {by} ({id}); run the reviewer's version"),
+                _ => format!("released by {by} under break-glass ({id})"),
+            };
+            let changed = released != proposed;
+            Some(answer("allow", &format!("Airlock: {why}"), changed.then_some(released)))
+        }
+        "denied" => {
+            let layer = call["blocked_by"].as_str().unwrap_or("policy");
+            Some(deny(format!("denied by the {layer} layer: {reason}")))
+        }
+        "rejected" => {
+            let comment = call["comment"].as_str().unwrap_or(reason);
+            Some(deny(format!("rejected by {by}: {comment}")))
+        }
+        "expired" => Some(deny(format!("nobody decided call {id} in time; it expired"))),
+        "skipped" => Some(deny(format!("skipped by {by}; propose it again if it is still needed"))),
+        "cancelled" => Some(deny(format!("call {id} was cancelled"))),
+        other => Some(deny(format!("call {id} ended as {other:?}"))),
+    }
+}
+
+struct Client {
+    http: reqwest::Client,
+    base: String,
+    agent: String,
+    secret: SigningSecret,
+}
+
+impl Client {
+    async fn send(&self, method: reqwest::Method, path: &str, body: &str, id: &str) -> Result<Value, String> {
+        let payload = if path == "/api/v1/tool-calls" && method == reqwest::Method::POST {
+            body.as_bytes().to_vec()
+        } else {
+            signature::bound_payload(method.as_str(), path, body.as_bytes())
+        };
+        let req = self.http.request(method, format!("{}{}", self.base, path));
+        let r = crate::demo_agent::signed(req, &self.agent, &self.secret, id, &payload)
+            .body(body.to_string())
+            .send()
+            .await
+            .map_err(|e| format!("Airlock at {} did not answer ({})", self.base, e.without_url()))?;
+        let status = r.status();
+        let v: Value = r
+            .json()
+            .await
+            .map_err(|_| format!("Airlock answered {status} without JSON"))?;
+        if !status.is_success() {
+            let code = v["error"]["code"].as_str().unwrap_or("error");
+            let message = v["error"]["message"].as_str().unwrap_or("");
+            return Err(format!("Airlock refused the request ({status} {code}): {message}"));
+        }
+        Ok(v)
+    }
+
+    fn fresh_id() -> String {
+        format!("msg_{}", uuid::Uuid::now_v7().simple())
+    }
+}
+
+/// Answer one hook event (its raw text): always an answer, never an error.
+pub async fn run(settings: &Settings, input: &[u8]) -> Value {
+    if input.len() > MAX_EVENT_BYTES {
+        return deny(format!("the hook event is over {} MiB", MAX_EVENT_BYTES >> 20));
+    }
+    let event: Event = match serde_json::from_slice(input) {
+        Ok(e) => e,
+        Err(e) => return deny(format!("the hook event could not be read ({e})")),
+    };
+    if event.hook_event_name.as_deref().is_some_and(|n| n != "PreToolUse") {
+        return deny(format!(
+            "this hook answers PreToolUse events, not {}",
+            event.hook_event_name.as_deref().unwrap_or_default()
+        ));
+    }
+    match ask_airlock(settings, &event).await {
+        Ok(a) => a,
+        Err(e) => deny(e),
+    }
+}
+
+async fn ask_airlock(settings: &Settings, event: &Event) -> Result<Value, String> {
+    let c = Client {
+        http: reqwest::Client::builder()
+            .timeout(Duration::from_secs(MAX_POLL_SECONDS + 15))
+            .build()
+            .map_err(|e| e.to_string())?,
+        base: settings.url.trim_end_matches('/').to_string(),
+        agent: settings.agent.clone(),
+        secret: settings.secret.clone(),
+    };
+    let (body, id) = proposal(event);
+    let proposed = body["arguments"].clone();
+    let mut call = c
+        .send(reqwest::Method::POST, "/api/v1/tool-calls", &body.to_string(), &id)
+        .await?;
+    let call_id = call["id"]
+        .as_str()
+        .ok_or("Airlock answered without a call id")?
+        .to_string();
+    let deadline = Instant::now() + settings.wait;
+    loop {
+        if let Some(a) = decided(&call, &proposed) {
+            return Ok(a);
+        }
+        let left = deadline.saturating_duration_since(Instant::now()).as_secs();
+        if left == 0 {
+            break;
+        }
+        let path = format!("/api/v1/tool-calls/{call_id}?wait={}", left.min(MAX_POLL_SECONDS));
+        call = c.send(reqwest::Method::GET, &path, "", &Client::fresh_id()).await?;
+    }
+    let waited = settings.wait.as_secs();
+    match settings.on_timeout {
+        OnTimeout::Deny => Ok(deny(format!(
+            "call {call_id} is held for review and nobody decided within {waited} s; it stays in the queue"
+        ))),
+        OnTimeout::Ask => {
+            // Withdraw it, unless a decision landed meanwhile (then that decision counts).
+            let path = format!("/api/v1/tool-calls/{call_id}/cancel");
+            match c.send(reqwest::Method::POST, &path, "", &Client::fresh_id()).await {
+                Ok(_) => Ok(answer(
+                    "ask",
+                    &format!(
+                        "Airlock: call {call_id} was held for review and nobody decided within {waited} s; \
+                         it was withdrawn from the queue, so you decide here"
+                    ),
+                    None,
+                )),
+                Err(_) => {
+                    let path = format!("/api/v1/tool-calls/{call_id}?wait=0");
+                    let call = c.send(reqwest::Method::GET, &path, "", &Client::fresh_id()).await?;
+                    Ok(decided(&call, &proposed)
+                        .unwrap_or_else(|| deny(format!("call {call_id} could not be withdrawn"))))
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_tools_get_their_own_names_and_others_are_sent_as_they_are() {
+        for (claude, airlock) in [
+            ("Bash", "claude_code.bash"),
+            ("WebFetch", "claude_code.web_fetch"),
+            ("NotebookEdit", "claude_code.notebook_edit"),
+            ("MultiEdit", "claude_code.multi_edit"),
+            ("Read", "claude_code.read"),
+            ("bash", "bash"),
+            ("mcp__github__create_issue", "mcp__github__create_issue"),
+            ("mcp__Fs__read", "mcp__Fs__read"),
+            ("Web Fetch", "Web Fetch"),
+            ("", ""),
+        ] {
+            assert_eq!(tool_name(claude), airlock, "{claude}");
+        }
+        assert_eq!(mcp_server("mcp__github__create_issue"), Some("github"));
+        assert_eq!(mcp_server("mcp____x"), None);
+        assert_eq!(mcp_server("bash"), None);
+    }
+
+    #[test]
+    fn a_repeated_event_is_the_same_proposal_under_the_same_id() {
+        let e = |id: &str| Event {
+            session_id: "s".into(),
+            tool_name: "mcp__github__create_issue".into(),
+            tool_input: json!({"title": "x"}),
+            tool_use_id: Some(id.into()),
+            cwd: Some("/srv/projects/shop".into()),
+            hook_event_name: Some("PreToolUse".into()),
+            permission_mode: Some("default".into()),
+        };
+        let (a, id_a) = proposal(&e("toolu_01/../ABC"));
+        let (b, id_b) = proposal(&e("toolu_01/../ABC"));
+        assert_eq!((a.to_string(), &id_a), (b.to_string(), &id_b));
+        assert_eq!(id_a, "msg_cc_toolu_01ABC");
+        assert_eq!(a["server"], "github");
+        assert_eq!(a["context"]["cwd"], "/srv/projects/shop");
+    }
+
+    #[test]
+    fn released_arguments_that_differ_from_the_proposal_are_the_updated_input() {
+        let proposed = json!({"command": "rm -rf build"});
+        let call = json!({"id": "tc_1", "status": "modified", "decided_by": "user:alice",
+                          "arguments": {"command": "rm -rf build/tmp"}});
+        let a = decided(&call, &proposed).unwrap();
+        assert_eq!(a["hookSpecificOutput"]["permissionDecision"], "allow");
+        assert_eq!(
+            a["hookSpecificOutput"]["updatedInput"],
+            json!({"command": "rm -rf build/tmp"})
+        );
+        let call = json!({"id": "tc_1", "status": "approved", "decided_by": "user:alice", "arguments": proposed});
+        let a = decided(&call, &proposed).unwrap();
+        assert!(a["hookSpecificOutput"].get("updatedInput").is_none());
+        // Executable without arguments never allows.
+        let call = json!({"id": "tc_1", "status": "allowed", "arguments": null});
+        assert_eq!(
+            decided(&call, &proposed).unwrap()["hookSpecificOutput"]["permissionDecision"],
+            "deny"
+        );
+        assert!(decided(&json!({"status": "pending"}), &proposed).is_none());
+    }
+}
