@@ -8,16 +8,14 @@
 //! what the person at the terminal already decided) or `deny`, as `on_timeout` says.
 //! Anything that goes wrong answers `deny`: the hook fails closed.
 
+use crate::agent_client::{outcome, stable_id, AgentClient, Outcome};
 use crate::agents::SigningSecret;
-use crate::ingest::signature;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 /// Largest hook event read from stdin (a Write of a large file included).
 pub const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
-/// The server's longest long-poll.
-const MAX_POLL_SECONDS: u64 = 60;
 
 /// What to answer when a held call is still undecided after the wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -127,93 +125,23 @@ pub fn proposal(event: &Event) -> (Value, String) {
     if let Some(server) = mcp_server(&tool) {
         body["server"] = json!(server);
     }
-    let id = match event.tool_use_id.as_deref().map(clean_id).filter(|s| !s.is_empty()) {
-        Some(t) => format!("msg_cc_{t}"),
-        None => format!("msg_{}", uuid::Uuid::now_v7().simple()),
-    };
-    (body, id)
+    (body, stable_id("cc", event.tool_use_id.as_deref()))
 }
 
-fn clean_id(s: &str) -> String {
-    s.chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
-        .take(180)
-        .collect()
-}
-
-/// The answer for a decided call, or `None` while it is pending.
+/// The answer for a decided call, or `None` while it is pending: `updatedInput` whenever
+/// what Airlock released differs from what Claude proposed.
 pub fn decided(call: &Value, proposed: &Value) -> Option<Value> {
-    let status = call["status"].as_str().unwrap_or("");
-    let by = call["decided_by"].as_str().unwrap_or("a reviewer");
-    let id = call["id"].as_str().unwrap_or("?");
-    let reason = call["reason"].as_str().unwrap_or("");
-    match status {
-        "pending" => None,
-        "allowed" | "approved" | "modified" | "overridden" => {
-            let released = &call["arguments"];
-            if !released.is_object() {
-                return Some(deny(format!("{status} call {id} came without arguments to run")));
-            }
-            let why = match status {
-                "allowed" if call["source"] == "grant" => format!("allowed by an approve-all grant ({id})"),
-                "allowed" => format!("allowed by policy ({id})"),
-                "approved" => format!("approved by {by} ({id})"),
-                "modified" => format!("modified and approved by {by} ({id}); run the reviewer's version"),
-                _ => format!("released by {by} under break-glass ({id})"),
-            };
-            let changed = released != proposed;
-            Some(answer("allow", &format!("Airlock: {why}"), changed.then_some(released)))
+    match outcome(call) {
+        Outcome::Held => None,
+        Outcome::Run { arguments, why } => {
+            let changed = arguments != *proposed;
+            Some(answer(
+                "allow",
+                &format!("Airlock: {why}"),
+                changed.then_some(&arguments),
+            ))
         }
-        "denied" => {
-            let layer = call["blocked_by"].as_str().unwrap_or("policy");
-            Some(deny(format!("denied by the {layer} layer: {reason}")))
-        }
-        "rejected" => {
-            let comment = call["comment"].as_str().unwrap_or(reason);
-            Some(deny(format!("rejected by {by}: {comment}")))
-        }
-        "expired" => Some(deny(format!("nobody decided call {id} in time; it expired"))),
-        "skipped" => Some(deny(format!("skipped by {by}; propose it again if it is still needed"))),
-        "cancelled" => Some(deny(format!("call {id} was cancelled"))),
-        other => Some(deny(format!("call {id} ended as {other:?}"))),
-    }
-}
-
-struct Client {
-    http: reqwest::Client,
-    base: String,
-    agent: String,
-    secret: SigningSecret,
-}
-
-impl Client {
-    async fn send(&self, method: reqwest::Method, path: &str, body: &str, id: &str) -> Result<Value, String> {
-        let payload = if path == "/api/v1/tool-calls" && method == reqwest::Method::POST {
-            body.as_bytes().to_vec()
-        } else {
-            signature::bound_payload(method.as_str(), path, body.as_bytes())
-        };
-        let req = self.http.request(method, format!("{}{}", self.base, path));
-        let r = crate::demo_agent::signed(req, &self.agent, &self.secret, id, &payload)
-            .body(body.to_string())
-            .send()
-            .await
-            .map_err(|e| format!("Airlock at {} did not answer ({})", self.base, e.without_url()))?;
-        let status = r.status();
-        let v: Value = r
-            .json()
-            .await
-            .map_err(|_| format!("Airlock answered {status} without JSON"))?;
-        if !status.is_success() {
-            let code = v["error"]["code"].as_str().unwrap_or("error");
-            let message = v["error"]["message"].as_str().unwrap_or("");
-            return Err(format!("Airlock refused the request ({status} {code}): {message}"));
-        }
-        Ok(v)
-    }
-
-    fn fresh_id() -> String {
-        format!("msg_{}", uuid::Uuid::now_v7().simple())
+        Outcome::Refuse(why) => Some(deny(why)),
     }
 }
 
@@ -239,61 +167,35 @@ pub async fn run(settings: &Settings, input: &[u8]) -> Value {
 }
 
 async fn ask_airlock(settings: &Settings, event: &Event) -> Result<Value, String> {
-    let c = Client {
-        http: reqwest::Client::builder()
-            .timeout(Duration::from_secs(MAX_POLL_SECONDS + 15))
-            .build()
-            .map_err(|e| e.to_string())?,
-        base: settings.url.trim_end_matches('/').to_string(),
-        agent: settings.agent.clone(),
-        secret: settings.secret.clone(),
-    };
+    let c = AgentClient::new(&settings.url, &settings.agent, settings.secret.clone())?;
     let (body, id) = proposal(event);
     let proposed = body["arguments"].clone();
-    let mut call = c
-        .send(reqwest::Method::POST, "/api/v1/tool-calls", &body.to_string(), &id)
-        .await?;
-    let call_id = call["id"]
-        .as_str()
-        .ok_or("Airlock answered without a call id")?
-        .to_string();
-    let deadline = Instant::now() + settings.wait;
-    loop {
-        if let Some(a) = decided(&call, &proposed) {
-            return Ok(a);
-        }
-        let left = deadline.saturating_duration_since(Instant::now()).as_secs();
-        if left == 0 {
-            break;
-        }
-        let path = format!("/api/v1/tool-calls/{call_id}?wait={}", left.min(MAX_POLL_SECONDS));
-        call = c.send(reqwest::Method::GET, &path, "", &Client::fresh_id()).await?;
+    let call = c.propose(&body, &id).await?;
+    let call = c.wait_decided(call, Instant::now() + settings.wait, || ()).await?;
+    if let Some(a) = decided(&call, &proposed) {
+        return Ok(a);
     }
+    let call_id = call["id"].as_str().unwrap_or("?").to_string();
     let waited = settings.wait.as_secs();
     match settings.on_timeout {
         OnTimeout::Deny => Ok(deny(format!(
             "call {call_id} is held for review and nobody decided within {waited} s; it stays in the queue"
         ))),
-        OnTimeout::Ask => {
-            // Withdraw it, unless a decision landed meanwhile (then that decision counts).
-            let path = format!("/api/v1/tool-calls/{call_id}/cancel");
-            match c.send(reqwest::Method::POST, &path, "", &Client::fresh_id()).await {
-                Ok(_) => Ok(answer(
-                    "ask",
-                    &format!(
-                        "Airlock: call {call_id} was held for review and nobody decided within {waited} s; \
-                         it was withdrawn from the queue, so you decide here"
-                    ),
-                    None,
-                )),
-                Err(_) => {
-                    let path = format!("/api/v1/tool-calls/{call_id}?wait=0");
-                    let call = c.send(reqwest::Method::GET, &path, "", &Client::fresh_id()).await?;
-                    Ok(decided(&call, &proposed)
-                        .unwrap_or_else(|| deny(format!("call {call_id} could not be withdrawn"))))
-                }
+        // Withdraw it, unless a decision landed meanwhile (then that decision counts).
+        OnTimeout::Ask => match c.cancel(&call_id).await {
+            Ok(_) => Ok(answer(
+                "ask",
+                &format!(
+                    "Airlock: call {call_id} was held for review and nobody decided within {waited} s; it was \
+                     withdrawn from the queue, so you decide here"
+                ),
+                None,
+            )),
+            Err(_) => {
+                let call = c.get(&call_id, 0).await?;
+                Ok(decided(&call, &proposed).unwrap_or_else(|| deny(format!("call {call_id} could not be withdrawn"))))
             }
-        }
+        },
     }
 }
 

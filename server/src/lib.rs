@@ -1,5 +1,6 @@
 //! Airlock's server: configuration, HTTP, database, sign-in and the real-time hub.
 
+pub mod agent_client;
 pub mod agents;
 pub mod audit;
 pub mod auth;
