@@ -9,6 +9,7 @@ set -euo pipefail
 
 WASM_BINDGEN_VERSION=0.2.130  # must equal the wasm-bindgen crate pinned in Cargo.toml
 BINARYEN_VERSION=132.0.0      # Debian's wasm-opt (108) breaks the release wasm
+MCP_FS_VERSION=2026.8.31      # the MCP server the mcp-proxy tests run behind the proxy
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 TOOLS="${AIRLOCK_TOOLS:-$HOME/.cache/airlock/tools}"
@@ -50,6 +51,14 @@ if [ "${1:-}" = "--e2e" ]; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
     $SUDO apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 || {
       $SUDO apt-get update >/dev/null && $SUDO apt-get install -y --no-install-recommends chromium >/dev/null; }
+  fi
+  # 5. A real MCP server (stdio) for the tests of `airlock mcp-proxy`.
+  fs_pkg="$TOOLS/npm/node_modules/@modelcontextprotocol/server-filesystem/package.json"
+  if ! grep -q "\"version\": \"$MCP_FS_VERSION\"" "$fs_pkg" 2>/dev/null; then
+    log "installing @modelcontextprotocol/server-filesystem $MCP_FS_VERSION (for the MCP proxy tests)"
+    mkdir -p "$TOOLS/npm"
+    npm install --silent --no-audit --no-fund --prefix "$TOOLS/npm" \
+      "@modelcontextprotocol/server-filesystem@$MCP_FS_VERSION" >/dev/null
   fi
   if [ ! -f "$ROOT/end2end/node_modules/.package-lock.json" ] ||
      [ "$ROOT/end2end/package-lock.json" -nt "$ROOT/end2end/node_modules/.package-lock.json" ]; then

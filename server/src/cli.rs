@@ -52,6 +52,31 @@ pub enum Command {
         #[command(subcommand)]
         command: HookCommand,
     },
+    /// Gate an MCP server: serve MCP on stdin/stdout in front of the server the command
+    /// after `--` starts; every tools/call goes to Airlock first (as mcp__SERVER__TOOL).
+    McpProxy {
+        /// Base URL of Airlock.
+        #[arg(long, env = "AIRLOCK_URL", default_value = "http://127.0.0.1:3000")]
+        url: String,
+        /// The agent id the calls are proposed as.
+        #[arg(long, env = "AIRLOCK_AGENT")]
+        agent: String,
+        /// A file holding the agent's whsec_ secret (else AIRLOCK_SECRET).
+        #[arg(long)]
+        secret_file: Option<std::path::PathBuf>,
+        /// The MCP server's name in the policy (tools are mcp__SERVER__TOOL).
+        #[arg(long)]
+        server: String,
+        /// The Airlock session of these calls (default: one per proxy run).
+        #[arg(long)]
+        session: Option<String>,
+        /// Longest wait in seconds for a held call (default: until decided or expired).
+        #[arg(long)]
+        wait: Option<u64>,
+        /// The MCP server's command and arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
     /// Send a scripted agent session to a running server (creates the agent if needed).
     DemoAgent {
         /// Base URL of the running server.
@@ -259,6 +284,19 @@ pub fn main() -> ExitCode {
     if let Some(Command::Hook { command }) = cli.command {
         return hook(command);
     }
+    // So does the MCP proxy: stdout is its MCP channel.
+    if let Some(Command::McpProxy {
+        url,
+        agent,
+        secret_file,
+        server,
+        session,
+        wait,
+        command,
+    }) = cli.command
+    {
+        return mcp_proxy(url, agent, secret_file, server, session, wait, command);
+    }
     let config = match Config::load() {
         Ok(c) => c,
         Err(e) => {
@@ -462,7 +500,7 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
             Ok(())
         }
         Command::Policy { .. } => unreachable!("handled before the runtime starts"),
-        Command::Hook { .. } => unreachable!("handled before the configuration is read"),
+        Command::Hook { .. } | Command::McpProxy { .. } => unreachable!("handled before the configuration is read"),
         Command::Agent { command } => {
             let db = store::connect(&config.database_url).await?;
             store::migrate(&db).await?;
@@ -705,12 +743,7 @@ fn hook(command: HookCommand) -> ExitCode {
         wait,
         on_timeout,
     } = command;
-    let secret = match secret_file {
-        Some(path) => std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display())),
-        None => std::env::var("AIRLOCK_SECRET").map_err(|_| "set AIRLOCK_SECRET or --secret-file".to_string()),
-    }
-    .and_then(|s| agents::SigningSecret::parse(&s));
-    let secret = match secret {
+    let secret = match agent_secret(secret_file) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("airlock hook: the agent's secret: {e}");
@@ -746,4 +779,56 @@ fn hook(command: HookCommand) -> ExitCode {
     };
     println!("{answer}");
     ExitCode::SUCCESS
+}
+
+/// The secret of the agent an integration proposes as: `--secret-file`, else AIRLOCK_SECRET.
+fn agent_secret(file: Option<std::path::PathBuf>) -> Result<agents::SigningSecret, String> {
+    match file {
+        Some(path) => std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display())),
+        None => std::env::var("AIRLOCK_SECRET").map_err(|_| "set AIRLOCK_SECRET or --secret-file".to_string()),
+    }
+    .and_then(|s| agents::SigningSecret::parse(&s))
+}
+
+/// `airlock mcp-proxy`: errors on stderr, exit 1 when the proxy cannot run.
+fn mcp_proxy(
+    url: String,
+    agent: String,
+    secret_file: Option<std::path::PathBuf>,
+    server: String,
+    session: Option<String>,
+    wait: Option<u64>,
+    command: Vec<String>,
+) -> ExitCode {
+    let fail = |e: String| {
+        eprintln!("airlock mcp-proxy: {e}");
+        ExitCode::FAILURE
+    };
+    let secret = match agent_secret(secret_file) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("the agent's secret: {e}")),
+    };
+    if !crate::mcp_proxy::valid_server_name(&server) {
+        return fail(format!(
+            "--server {server:?}: use a-z, 0-9, '_', '-' and '.', as the policy spells it"
+        ));
+    }
+    let settings = crate::mcp_proxy::Settings {
+        url,
+        agent,
+        secret,
+        server,
+        session: session.unwrap_or_else(|| format!("mcp-{}", &uuid::Uuid::new_v4().simple().to_string()[..12])),
+        wait: wait.map(std::time::Duration::from_secs),
+        command,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    match rt.block_on(crate::mcp_proxy::run(settings)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(e),
+    }
 }

@@ -15,6 +15,7 @@ pub mod hook;
 pub mod host;
 pub mod ingest;
 pub mod ledger;
+pub mod mcp_proxy;
 pub mod metrics;
 pub mod notify;
 pub mod oncall;

@@ -11,6 +11,7 @@ mod first_hour;
 mod foundation;
 mod hook;
 mod integrity;
+mod mcp_proxy;
 mod metrics;
 mod migrations;
 mod notify;
