@@ -361,6 +361,20 @@ impl Reviewer {
         (status, r.json().await.unwrap_or(serde_json::Value::Null))
     }
 
+    /// The id of the held call of `tool` in the queue, once something proposed it (an
+    /// integration running in another process, say).
+    pub async fn held_in_queue(&self, app: &TestApp, tool: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let q = self.get(app, "/api/queue").await;
+            if let Some(item) = q["items"].as_array().unwrap().iter().find(|i| i["tool"] == tool) {
+                return item["id"].as_str().unwrap().to_string();
+            }
+            assert!(std::time::Instant::now() < deadline, "no held {tool} call");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
     /// A page as the server renders it (HTML).
     pub async fn page(&self, app: &TestApp, path: &str) -> String {
         let r = self.c.get(app.url(path)).send().await.unwrap();

@@ -8,7 +8,6 @@ use app::api::Role;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 fn fixture(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/claude-code/{name}.json"));
@@ -44,15 +43,18 @@ fn run_hook(base: &str, agent: &TestAgent, event: &str, args: &[&str]) -> Hooked
     }
 }
 
-async fn hook(app: &TestApp, agent: &TestAgent, event: &str, args: &[&str]) -> Hooked {
+/// The hook running in the background (a reviewer decides meanwhile).
+fn hook_later(app: &TestApp, agent: &TestAgent, event: &str, args: &[&str]) -> tokio::task::JoinHandle<Hooked> {
     let (base, agent, event) = (app.url(""), agent.clone(), event.to_string());
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     tokio::task::spawn_blocking(move || {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         run_hook(base.trim_end_matches('/'), &agent, &event, &args)
     })
-    .await
-    .unwrap()
+}
+
+async fn hook(app: &TestApp, agent: &TestAgent, event: &str, args: &[&str]) -> Hooked {
+    hook_later(app, agent, event, args).await.unwrap()
 }
 
 /// The answer, checked to be exactly one line of JSON with exactly Claude Code's fields.
@@ -89,19 +91,6 @@ async fn latest_call(app: &TestApp) -> (String, String, String, Option<String>) 
         .fetch_one(&app.db)
         .await
         .unwrap()
-}
-
-/// The held call of `tool` in the queue, once the waiting hook has proposed it.
-async fn held_in_queue(app: &TestApp, who: &Reviewer, tool: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let q = who.get(app, "/api/queue").await;
-        if let Some(item) = q["items"].as_array().unwrap().iter().find(|i| i["tool"] == tool) {
-            return item["id"].as_str().unwrap().to_string();
-        }
-        assert!(Instant::now() < deadline, "no held {tool} call");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 #[tokio::test]
@@ -197,22 +186,8 @@ async fn held_calls_wait_for_a_reviewer_who_approves_modifies_or_rejects() {
     let alice = reviewer(&app, "alice", Role::Reviewer).await;
 
     // Approved while the hook waits.
-    let waiting = tokio::spawn({
-        let (app_url, agent) = (app.url(""), agent.clone());
-        async move {
-            tokio::task::spawn_blocking(move || {
-                run_hook(
-                    app_url.trim_end_matches('/'),
-                    &agent,
-                    &fixture("edit"),
-                    &["--wait", "30"],
-                )
-            })
-            .await
-            .unwrap()
-        }
-    });
-    let id = held_in_queue(&app, &alice, "claude_code.edit").await;
+    let waiting = hook_later(&app, &agent, &fixture("edit"), &["--wait", "30"]);
+    let id = alice.held_in_queue(&app, "claude_code.edit").await;
     let out = alice.decide(&app, &id, &[("verdict", "approve")]).await;
     assert_eq!(out["ok"], true, "{out}");
     let h = waiting.await.unwrap();
@@ -225,22 +200,8 @@ async fn held_calls_wait_for_a_reviewer_who_approves_modifies_or_rejects() {
     assert_eq!(decision(&again), decision(&h));
 
     // Modified: Claude runs the reviewer's version.
-    let waiting = tokio::spawn({
-        let (app_url, agent) = (app.url(""), agent.clone());
-        async move {
-            tokio::task::spawn_blocking(move || {
-                run_hook(
-                    app_url.trim_end_matches('/'),
-                    &agent,
-                    &fixture("bash-tests"),
-                    &["--wait", "30"],
-                )
-            })
-            .await
-            .unwrap()
-        }
-    });
-    let id = held_in_queue(&app, &alice, "claude_code.bash").await;
+    let waiting = hook_later(&app, &agent, &fixture("bash-tests"), &["--wait", "30"]);
+    let id = alice.held_in_queue(&app, "claude_code.bash").await;
     let changed = json!({"command": "cargo test -p shop", "description": "Run the tests", "timeout": 600000});
     let out = alice
         .decide(&app, &id, &[("verdict", "modify"), ("arguments", &changed.to_string())])
@@ -257,22 +218,8 @@ async fn held_calls_wait_for_a_reviewer_who_approves_modifies_or_rejects() {
     );
 
     // Rejected: the reviewer's reason reaches Claude.
-    let waiting = tokio::spawn({
-        let (app_url, agent) = (app.url(""), agent.clone());
-        async move {
-            tokio::task::spawn_blocking(move || {
-                run_hook(
-                    app_url.trim_end_matches('/'),
-                    &agent,
-                    &fixture("write"),
-                    &["--wait", "30"],
-                )
-            })
-            .await
-            .unwrap()
-        }
-    });
-    let id = held_in_queue(&app, &alice, "claude_code.write").await;
+    let waiting = hook_later(&app, &agent, &fixture("write"), &["--wait", "30"]);
+    let id = alice.held_in_queue(&app, "claude_code.write").await;
     let out = alice
         .decide(
             &app,

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The MCP filesystem server's entry point, installed by `scripts/setup.sh --e2e`.
 fn filesystem_server() -> PathBuf {
@@ -94,19 +94,6 @@ async fn call(mcp: &RunningService<RoleClient, Client>, tool: &str, a: Value) ->
     mcp.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args(a)))
         .await
         .unwrap()
-}
-
-/// The held call of `tool` in the queue, once the proxy has proposed it.
-async fn held(app: &TestApp, who: &Reviewer, tool: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let q = who.get(app, "/api/queue").await;
-        if let Some(item) = q["items"].as_array().unwrap().iter().find(|i| i["tool"] == tool) {
-            return item["id"].as_str().unwrap().to_string();
-        }
-        assert!(Instant::now() < deadline, "no held {tool} call");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -217,7 +204,7 @@ async fn a_real_mcp_server_behind_the_proxy_is_gated_call_by_call() {
             .unwrap()
         }
     });
-    let id = held(&app, &alice, "mcp__fs__write_file").await;
+    let id = alice.held_in_queue(&app, "mcp__fs__write_file").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let edited = json!({"path": report, "content": "final text"});
     let out = alice
@@ -243,7 +230,7 @@ async fn a_real_mcp_server_behind_the_proxy_is_gated_call_by_call() {
                 .unwrap()
         }
     });
-    let id = held(&app, &alice, "mcp__fs__list_directory").await;
+    let id = alice.held_in_queue(&app, "mcp__fs__list_directory").await;
     let out = alice
         .decide(
             &app,
