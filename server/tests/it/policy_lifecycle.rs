@@ -379,10 +379,22 @@ async fn replay_tells_which_recorded_decisions_a_proposed_policy_would_change() 
     // A replay changes nothing: the policy in force is still the demo one.
     assert_eq!(status_of(&agent, write("s", "out/after.md")).await.0, "pending");
     assert!(kinds(&app).await.contains(&"policy_replayed".to_string()));
-    // The unchanged policy changes no decision.
+    // The unchanged policy changes no decision. The report is standard output's alone,
+    // whatever is logged meanwhile (logs go to standard error).
     std::fs::write(&proposed, demo()).unwrap();
-    let out = airlock_cli(&app, &file, &["policy", "replay", proposed.to_str().unwrap(), "--json"]);
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["policy", "replay", proposed.to_str().unwrap(), "--json"])
+        .env(
+            "AIRLOCK_DATABASE_URL",
+            format!("sqlite://{}/airlock.db", app.db_dir().display()),
+        )
+        .env("AIRLOCK_POLICY_FILE", &file)
+        .env("AIRLOCK_KEY_FILE", &app.key_file)
+        .env("AIRLOCK_LOG_LEVEL", "debug")
+        .output()
+        .unwrap();
+    assert!(!out.stderr.is_empty(), "debug logging says something");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
     assert_eq!(report["changed"], 0, "{report}");
     assert_eq!(report["reasons_changed"], 0, "{report}");
 }
