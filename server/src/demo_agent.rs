@@ -127,42 +127,6 @@ pub fn signed(
         })
 }
 
-struct Client {
-    http: reqwest::Client,
-    base: String,
-    agent: String,
-    secret: SigningSecret,
-}
-
-impl Client {
-    async fn send(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        body: String,
-        sign_body_only: bool,
-    ) -> Result<Value, String> {
-        let id = format!("msg_{}", uuid::Uuid::now_v7().simple());
-        let payload = if sign_body_only {
-            body.clone().into_bytes()
-        } else {
-            signature::bound_payload(method.as_str(), path, body.as_bytes())
-        };
-        let req = self.http.request(method, format!("{}{}", self.base, path));
-        let r = signed(req, &self.agent, &self.secret, &id, &payload)
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| format!("{path}: {e}"))?;
-        let status = r.status();
-        let v: Value = r.json().await.map_err(|e| format!("{path}: {e}"))?;
-        if !status.is_success() {
-            return Err(format!("{path}: {status}: {}", v["error"]["message"]));
-        }
-        Ok(v)
-    }
-}
-
 /// Run the scripted session against `base_url`, printing one line per step.
 pub async fn run(
     base_url: &str,
@@ -171,15 +135,7 @@ pub async fn run(
     wait: Duration,
     mut out: impl FnMut(String),
 ) -> Result<Report, String> {
-    let c = Client {
-        http: reqwest::Client::builder()
-            .timeout(Duration::from_secs(75))
-            .build()
-            .map_err(|e| e.to_string())?,
-        base: base_url.trim_end_matches('/').to_string(),
-        agent: agent.to_string(),
-        secret: secret.clone(),
-    };
+    let c = crate::agent_client::AgentClient::new(base_url, agent, secret.clone())?;
     let session = format!("demo-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
     let plan = "1. check the refund policy and the order 2. refund the customer 3. clean up exports \
                 4. tell the customer 5. run the tests";
@@ -192,9 +148,7 @@ pub async fn run(
             "tool": tool, "server": server, "arguments": arguments, "reason": what, "plan": plan,
             "on_behalf_of": "user-17",
         });
-        let v = c
-            .send(reqwest::Method::POST, "/api/v1/tool-calls", body.to_string(), true)
-            .await?;
+        let v = c.propose(&body, &crate::agent_client::fresh_id()).await?;
         let status = v["status"].as_str().unwrap_or("?").to_string();
         let why = match v["blocked_by"].as_str() {
             Some(layer) => format!(" [{layer}] {}", v["reason"].as_str().unwrap_or("")),
@@ -205,14 +159,8 @@ pub async fn run(
             "allowed" => {
                 report.allowed += 1;
                 let id = v["id"].as_str().unwrap_or_default();
-                let result = json!({"outcome": "ok", "summary": format!("{tool} done"), "duration_ms": 15 + i});
-                c.send(
-                    reqwest::Method::POST,
-                    &format!("/api/v1/tool-calls/{id}/result"),
-                    result.to_string(),
-                    false,
-                )
-                .await?;
+                c.report(id, true, &format!("{tool} done"), Duration::from_millis(15 + i as u64))
+                    .await?;
             }
             "denied" => report.denied += 1,
             _ => {
@@ -235,14 +183,7 @@ pub async fn run(
             let mut status = "pending".to_string();
             while status == "pending" {
                 let left = deadline.saturating_duration_since(Instant::now()).as_secs().min(60);
-                let v = c
-                    .send(
-                        reqwest::Method::GET,
-                        &format!("/api/v1/tool-calls/{id}?wait={left}"),
-                        String::new(),
-                        false,
-                    )
-                    .await?;
+                let v = c.get(id, left).await?;
                 status = v["status"].as_str().unwrap_or("?").to_string();
                 if left == 0 {
                     break;
