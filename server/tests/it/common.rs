@@ -114,6 +114,15 @@ pub fn text(o: &std::process::Output) -> String {
     )
 }
 
+/// A loopback port nothing listens on (for a server started as a separate process).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// A browser-like client: keeps cookies, does not follow redirects.
 pub fn client() -> Client {
     Client::builder()
@@ -357,6 +366,15 @@ impl Reviewer {
             .send()
             .await
             .unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(serde_json::Value::Null))
+    }
+
+    /// Post a server function's form (with this reviewer's CSRF token): status and JSON.
+    pub async fn post(&self, app: &TestApp, path: &str, fields: &[(&str, &str)]) -> (StatusCode, serde_json::Value) {
+        let mut form = vec![("csrf_token", self.token.as_str())];
+        form.extend_from_slice(fields);
+        let r = self.c.post(app.url(path)).form(&form).send().await.unwrap();
         let status = r.status();
         (status, r.json().await.unwrap_or(serde_json::Value::Null))
     }

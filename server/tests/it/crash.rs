@@ -1,6 +1,7 @@
 //! Durability: kill -9 the real binary under load; every acknowledged call must be there
 //! after a restart, and the audit chain must verify.
 
+use crate::common::free_port;
 use serde_json::{json, Value};
 use server::agents::SigningSecret;
 use std::path::Path;
@@ -26,14 +27,6 @@ fn airlock(dir: &Path, port: u16) -> Command {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     c
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 // The ready child is returned to the caller, which kills and waits for it.

@@ -33,21 +33,13 @@ fn write(path: &str) -> Value {
     json!({"session_id": "s", "tool": "write_file", "arguments": {"path": path, "content": "# Report"}})
 }
 
-async fn post(who: &Reviewer, app: &TestApp, path: &str, fields: &[(&str, &str)]) -> (StatusCode, Value) {
-    let mut form = vec![("csrf_token", who.token.as_str())];
-    form.extend_from_slice(fields);
-    let r = who.c.post(app.url(path)).form(&form).send().await.unwrap();
-    let status = r.status();
-    (status, r.json().await.unwrap_or(Value::Null))
-}
-
 async fn start(who: &Reviewer, app: &TestApp, password: &str, why: &str, minutes: &str) -> (StatusCode, Value) {
     let fields = [("password", password), ("justification", why), ("minutes", minutes)];
-    post(who, app, "/api/oncall/start", &fields).await
+    who.post(app, "/api/oncall/start", &fields).await
 }
 
 async fn override_call(who: &Reviewer, app: &TestApp, id: &str) -> (StatusCode, Value) {
-    post(who, app, "/api/oncall/override", &[("id", id)]).await
+    who.post(app, "/api/oncall/override", &[("id", id)]).await
 }
 
 async fn banner(who: &Reviewer, app: &TestApp) -> Vec<Value> {
@@ -80,7 +72,7 @@ async fn only_on_call_starts_break_glass_with_password_and_reason_and_it_ends_by
     // Malformed fields are a client error, not a server failure.
     let (s, v) = start(&olga, &app, PASSWORD, WHY, "thirty").await;
     assert_eq!(s.as_u16() / 100, 4, "{s} {v}");
-    let (s, _) = post(&olga, &app, "/api/oncall/start", &[("password", PASSWORD)]).await;
+    let (s, _) = olga.post(&app, "/api/oncall/start", &[("password", PASSWORD)]).await;
     assert_eq!(s.as_u16() / 100, 4, "missing fields: {s}");
     assert!(banner(&aldo, &app).await.is_empty(), "nothing started yet");
 
@@ -119,7 +111,7 @@ async fn only_on_call_starts_break_glass_with_password_and_reason_and_it_ends_by
     assert_eq!(banner(&aldo, &app).await.len(), 1, "one per person");
 
     // Another person may not end it; the time-box ends it without anyone.
-    let (s, _) = post(&rita, &app, "/api/oncall/end", &[("id", &second)]).await;
+    let (s, _) = rita.post(&app, "/api/oncall/end", &[("id", &second)]).await;
     assert_eq!(s, StatusCode::FORBIDDEN);
     app.ledger.expire(server::store::now_ms() + 61 * 60_000).await.unwrap();
     assert!(banner(&aldo, &app).await.is_empty(), "ended by itself");
@@ -274,63 +266,51 @@ async fn every_override_waits_for_another_persons_review() {
     assert_eq!(list["awaiting"][0]["by"], "user:olga");
 
     // Not by the person who overrode, not by auditors; a flag needs a note.
-    let (s, v) = post(
-        &olga,
-        &app,
-        "/api/oncall/acknowledge",
-        &[("call_id", &a), ("agree", "true")],
-    )
-    .await;
+    let (s, v) = olga
+        .post(&app, "/api/oncall/acknowledge", &[("call_id", &a), ("agree", "true")])
+        .await;
     assert_eq!(s, StatusCode::FORBIDDEN, "{v}");
-    let (s, _) = post(
-        &aldo,
-        &app,
-        "/api/oncall/acknowledge",
-        &[("call_id", &a), ("agree", "true")],
-    )
-    .await;
+    let (s, _) = aldo
+        .post(&app, "/api/oncall/acknowledge", &[("call_id", &a), ("agree", "true")])
+        .await;
     assert_eq!(s, StatusCode::FORBIDDEN);
-    let (s, v) = post(
-        &rita,
-        &app,
-        "/api/oncall/acknowledge",
-        &[("call_id", &b), ("agree", "false"), ("note", " ")],
-    )
-    .await;
+    let (s, v) = rita
+        .post(
+            &app,
+            "/api/oncall/acknowledge",
+            &[("call_id", &b), ("agree", "false"), ("note", " ")],
+        )
+        .await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
-    let (s, v) = post(
-        &rita,
-        &app,
-        "/api/oncall/acknowledge",
-        &[("call_id", "tc_nope"), ("agree", "true")],
-    )
-    .await;
+    let (s, v) = rita
+        .post(
+            &app,
+            "/api/oncall/acknowledge",
+            &[("call_id", "tc_nope"), ("agree", "true")],
+        )
+        .await;
     assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
 
-    let (s, v) = post(
-        &rita,
-        &app,
-        "/api/oncall/acknowledge",
-        &[("call_id", &a), ("agree", "true")],
-    )
-    .await;
+    let (s, v) = rita
+        .post(&app, "/api/oncall/acknowledge", &[("call_id", &a), ("agree", "true")])
+        .await;
     assert_eq!(s, StatusCode::OK, "{v}");
     let note = "b was not urgent; it should have waited for the morning";
-    let (s, v) = post(
-        &rita,
-        &app,
-        "/api/oncall/acknowledge",
-        &[("call_id", &b), ("agree", "false"), ("note", note)],
-    )
-    .await;
+    let (s, v) = rita
+        .post(
+            &app,
+            "/api/oncall/acknowledge",
+            &[("call_id", &b), ("agree", "false"), ("note", note)],
+        )
+        .await;
     assert_eq!(s, StatusCode::OK, "{v}");
-    let (s, _) = post(
-        &rita,
-        &app,
-        "/api/oncall/acknowledge",
-        &[("call_id", &a), ("agree", "false"), ("note", "x")],
-    )
-    .await;
+    let (s, _) = rita
+        .post(
+            &app,
+            "/api/oncall/acknowledge",
+            &[("call_id", &a), ("agree", "false"), ("note", "x")],
+        )
+        .await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "reviewed once");
 
     let list = aldo.get(&app, "/api/oncall/overrides").await;
@@ -428,32 +408,30 @@ async fn break_glass_ends_when_its_owner_is_demoted_or_disabled() {
     };
     assert_eq!(start(&olga, &app, PASSWORD, WHY, "30").await.0, StatusCode::OK);
     let olga_id = id_of("olga").await.to_string();
-    let (s, v) = post(
-        &admin,
-        &app,
-        "/api/users/role",
-        &[("user_id", &olga_id), ("role", "reviewer")],
-    )
-    .await;
+    let (s, v) = admin
+        .post(&app, "/api/users/role", &[("user_id", &olga_id), ("role", "reviewer")])
+        .await;
     assert_eq!(s, StatusCode::OK, "{v}");
     assert!(banner(&aldo, &app).await.is_empty(), "demoted: the override ends");
 
     let oscar = reviewer(&app, "oscar", Role::Oncall).await;
     assert_eq!(start(&oscar, &app, PASSWORD, WHY, "30").await.0, StatusCode::OK);
     let oscar_id = id_of("oscar").await.to_string();
-    let (s, v) = post(
-        &admin,
-        &app,
-        "/api/users/disabled",
-        &[("user_id", &oscar_id), ("disabled", "true")],
-    )
-    .await;
+    let (s, v) = admin
+        .post(
+            &app,
+            "/api/users/disabled",
+            &[("user_id", &oscar_id), ("disabled", "true")],
+        )
+        .await;
     assert_eq!(s, StatusCode::OK, "{v}");
     assert!(banner(&aldo, &app).await.is_empty(), "disabled: the override ends");
     // An admin may end anyone's break-glass early.
     let paula = reviewer(&app, "paula", Role::Oncall).await;
     let (_, v) = start(&paula, &app, PASSWORD, WHY, "30").await;
-    let (s, _) = post(&admin, &app, "/api/oncall/end", &[("id", v["id"].as_str().unwrap())]).await;
+    let (s, _) = admin
+        .post(&app, "/api/oncall/end", &[("id", v["id"].as_str().unwrap())])
+        .await;
     assert_eq!(s, StatusCode::OK);
     assert!(banner(&aldo, &app).await.is_empty());
 }

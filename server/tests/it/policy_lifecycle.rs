@@ -48,14 +48,6 @@ async fn spawn_own_policy() -> TestApp {
     .await
 }
 
-async fn post(who: &Reviewer, app: &TestApp, path: &str, fields: &[(&str, &str)]) -> (StatusCode, Value) {
-    let mut form = vec![("csrf_token", who.token.as_str())];
-    form.extend_from_slice(fields);
-    let r = who.c.post(app.url(path)).form(&form).send().await.unwrap();
-    let status = r.status();
-    (status, r.json().await.unwrap_or(Value::Null))
-}
-
 async fn status_of(agent: &TestAgent, body: Value) -> (String, String) {
     let (s, v) = agent.propose(body).await;
     assert_eq!(s, StatusCode::OK, "{v}");
@@ -87,13 +79,13 @@ async fn an_admin_applies_a_policy_from_the_page_and_the_next_call_is_decided_un
     };
 
     // Checking and applying a broken text: every problem at its line, nothing changes.
-    let (s, check) = post(&admin, &app, "/api/policy/check", &[("source", BROKEN)]).await;
+    let (s, check) = admin.post(&app, "/api/policy/check", &[("source", BROKEN)]).await;
     assert_eq!(s, StatusCode::OK);
     assert_eq!(check["ok"], false, "{check}");
     let problem = &check["problems"][0];
     assert_eq!(problem["line"], 5, "{check}");
     assert_eq!(problem["text"], "approval = \"sometimes\"", "{check}");
-    let (_, out) = post(&admin, &app, "/api/policy/apply", &[("source", BROKEN)]).await;
+    let (_, out) = admin.post(&app, "/api/policy/apply", &[("source", BROKEN)]).await;
     assert_eq!(out["ok"], false, "{out}");
     assert!(out["message"].as_str().unwrap().contains("nothing changed"), "{out}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), demo());
@@ -103,19 +95,19 @@ async fn an_admin_applies_a_policy_from_the_page_and_the_next_call_is_decided_un
     );
 
     // Only admins change the policy.
-    let (s, _) = post(&alice, &app, "/api/policy/apply", &[("source", &relaxed())]).await;
+    let (s, _) = alice.post(&app, "/api/policy/apply", &[("source", &relaxed())]).await;
     assert_eq!(s, StatusCode::FORBIDDEN);
     let r = alice.c.get(app.url("/api/policy")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
 
     // A good text is in force for the very next call, and written to the file.
-    let (_, out) = post(
-        &admin,
-        &app,
-        "/api/policy/apply",
-        &[("source", &relaxed()), ("note", "writes need no person")],
-    )
-    .await;
+    let (_, out) = admin
+        .post(
+            &app,
+            "/api/policy/apply",
+            &[("source", &relaxed()), ("note", "writes need no person")],
+        )
+        .await;
     assert_eq!(out["ok"], true, "{out}");
     let v2 = out["version"].as_str().unwrap().to_string();
     assert_ne!(v2, v1);
@@ -156,14 +148,16 @@ async fn an_admin_applies_a_policy_from_the_page_and_the_next_call_is_decided_un
     assert_eq!(page["changes"][1]["via"], "start");
 
     // Rolling back puts the earlier version in force again.
-    let (_, out) = post(&admin, &app, "/api/policy/rollback", &[("version", &v1)]).await;
+    let (_, out) = admin.post(&app, "/api/policy/rollback", &[("version", &v1)]).await;
     assert_eq!(out["ok"], true, "{out}");
     assert_eq!(
         status_of(&agent, write("s", "out/d.md")).await,
         ("pending".into(), v1.clone())
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), demo());
-    let (_, out) = post(&admin, &app, "/api/policy/rollback", &[("version", "sha256:nope")]).await;
+    let (_, out) = admin
+        .post(&app, "/api/policy/rollback", &[("version", "sha256:nope")])
+        .await;
     assert_eq!(out["ok"], false, "{out}");
 
     let k = kinds(&app).await;
@@ -196,7 +190,7 @@ async fn a_reload_under_load_drops_no_request() {
     let mut versions = std::collections::HashSet::new();
     for i in 0..8 {
         let source = if i % 2 == 0 { relaxed() } else { demo() };
-        let (_, out) = post(&admin, &app, "/api/policy/apply", &[("source", &source)]).await;
+        let (_, out) = admin.post(&app, "/api/policy/apply", &[("source", &source)]).await;
         assert_eq!(out["ok"], true, "{out}");
         versions.insert(out["version"].as_str().unwrap().to_string());
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -365,7 +359,7 @@ async fn replay_tells_which_recorded_decisions_a_proposed_policy_would_change() 
 
     // The same through the page: keep the draft, replay it, every agent this time.
     let admin = reviewer(&app, "adam", Role::Admin).await;
-    let (_, kept) = post(&admin, &app, "/api/policy/draft", &[("source", &relaxed())]).await;
+    let (_, kept) = admin.post(&app, "/api/policy/draft", &[("source", &relaxed())]).await;
     assert_eq!(kept["ok"], true, "{kept}");
     let version = kept["version"].as_str().unwrap();
     let report = admin
@@ -397,14 +391,6 @@ async fn replay_tells_which_recorded_decisions_a_proposed_policy_would_change() 
     let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
     assert_eq!(report["changed"], 0, "{report}");
     assert_eq!(report["reasons_changed"], 0, "{report}");
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 async fn ready_version(http: &reqwest::Client, port: u16) -> Option<String> {
