@@ -413,11 +413,8 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
         Command::Policy {
             command: PolicyCommand::Apply { file, note },
         } => {
-            let source = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
-            let policy = crate::policies::compile(&source).map_err(|problems| {
-                let lines: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
-                format!("{file} does not compile; nothing changed:\n{}", lines.join("\n"))
-            })?;
+            let (policy, source) = compile_file(&file)
+                .map_err(|e| e.replacen("does not compile", "does not compile; nothing changed", 1))?;
             let db = store::connect(&config.database_url).await?;
             store::migrate(&db).await?;
             let applied = crate::policies::apply_from_cli(
@@ -450,11 +447,7 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
                     json,
                 },
         } => {
-            let source = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
-            let policy = crate::policies::compile(&source).map_err(|problems| {
-                let lines: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
-                format!("{file} does not compile:\n{}", lines.join("\n"))
-            })?;
+            let (policy, _) = compile_file(&file)?;
             let now = store::now_ms();
             let since_ms = crate::audit::search::parse_time(&since, now)?.unwrap_or(now - 7 * 86_400_000);
             let db = store::connect(&config.database_url).await?;
@@ -831,4 +824,14 @@ fn mcp_proxy(
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(e),
     }
+}
+
+/// A policy file read and compiled, with its text; or every problem, one a line.
+fn compile_file(file: &str) -> Result<(policy::Policy, String), String> {
+    let source = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+    let policy = crate::policies::compile(&source).map_err(|problems| {
+        let lines: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
+        format!("{file} does not compile:\n{}", lines.join("\n"))
+    })?;
+    Ok((policy, source))
 }
