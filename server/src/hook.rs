@@ -74,22 +74,31 @@ fn deny(reason: impl AsRef<str>) -> Value {
 /// of their own that no other agent's `bash` or `web_fetch` stands in for. MCP tools
 /// (`mcp__server__tool`) and anything else are sent as they are, for the allowlist to judge.
 pub fn tool_name(claude: &str) -> String {
-    let camel = claude.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
-        && claude.bytes().all(|b| b.is_ascii_alphanumeric());
-    if !camel {
-        return claude.to_string();
+    // Only proper CamelCase words (`Web` `Fetch`: a capital, then lower case or digits), so
+    // the mapping folds no case: `BASH` or `bAsh` are sent as they are, and denied.
+    match claude_words(claude) {
+        Some(words) => format!("claude_code.{}", words.join("_")),
+        None => claude.to_string(),
     }
-    let mut out = String::with_capacity(claude.len() + 16);
-    out.push_str("claude_code.");
-    let mut prev_lower = false;
-    for c in claude.chars() {
-        if c.is_ascii_uppercase() && prev_lower {
-            out.push('_');
+}
+
+/// `WebFetch` → `["web", "fetch"]`: each word a capital followed by at least one lower-case
+/// letter or digit; `None` for anything else.
+fn claude_words(name: &str) -> Option<Vec<String>> {
+    let mut words: Vec<String> = Vec::new();
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            if words.last().is_some_and(|w| w.len() < 2) {
+                return None;
+            }
+            words.push(c.to_ascii_lowercase().to_string());
+        } else if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            words.last_mut()?.push(c);
+        } else {
+            return None;
         }
-        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        out.push(c.to_ascii_lowercase());
     }
-    out
+    words.last().is_some_and(|w| w.len() >= 2).then_some(words)
 }
 
 /// The MCP server of an `mcp__server__tool` name.
@@ -216,6 +225,16 @@ mod tests {
             ("mcp__Fs__read", "mcp__Fs__read"),
             ("Web Fetch", "Web Fetch"),
             ("", ""),
+            // No case folding, no look-alikes: these stay as they are (and the allowlist,
+            // which takes lower case only, denies them).
+            ("BASH", "BASH"),
+            ("bAsh", "bAsh"),
+            ("WebFETCH", "WebFETCH"),
+            ("B", "B"),
+            ("Bash\u{200b}", "Bash\u{200b}"),
+            ("\u{ff22}ash", "\u{ff22}ash"),
+            ("Bash_", "Bash_"),
+            ("Bash2", "claude_code.bash2"),
         ] {
             assert_eq!(tool_name(claude), airlock, "{claude}");
         }
@@ -241,6 +260,27 @@ mod tests {
         assert_eq!(id_a, "msg_cc_toolu_01ABC");
         assert_eq!(a["server"], "github");
         assert_eq!(a["context"]["cwd"], "/srv/projects/shop");
+    }
+
+    #[test]
+    fn an_oversized_event_is_denied_before_anything_is_sent() {
+        let settings = Settings {
+            url: "http://127.0.0.1:9".into(),
+            agent: "claude-code".into(),
+            secret: SigningSecret::generate(),
+            wait: Duration::from_secs(0),
+            on_timeout: OnTimeout::Ask,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let a = rt.block_on(run(&settings, &vec![b' '; MAX_EVENT_BYTES + 1]));
+        assert_eq!(a["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert_eq!(
+            a["hookSpecificOutput"]["permissionDecisionReason"],
+            "Airlock: the hook event is over 4 MiB"
+        );
     }
 
     #[test]
