@@ -187,6 +187,22 @@ async fn a_real_mcp_server_behind_the_proxy_is_gated_call_by_call() {
         "{}",
         text(&r)
     );
+    // Other spellings of an allowed tool are other tools, and not on the allowlist.
+    for spelling in [
+        "READ_TEXT_FILE",
+        "Read_text_file",
+        "read_text_file\u{200b}",
+        "read_text_file ",
+        "read-text-file",
+    ] {
+        let r = call(&mcp, spelling, json!({"path": notes})).await;
+        assert_eq!(r.is_error, Some(true), "{spelling}");
+        assert!(
+            text(&r).starts_with("Airlock: denied by the allowlist layer"),
+            "{spelling}: {}",
+            text(&r)
+        );
+    }
     assert!(root.join("notes.md").exists(), "a denied call never reaches the server");
 
     // Held: the client waits (hearing progress) while a reviewer modifies the call; the

@@ -94,6 +94,13 @@ async fn an_admin_applies_a_policy_from_the_page_and_the_next_call_is_decided_un
         ("pending".into(), v1.clone())
     );
 
+    // A text over the size limit is refused before it is read.
+    let huge = format!("{}\n# {}", demo(), "x".repeat(600 * 1024));
+    let (_, out) = admin.post(&app, "/api/policy/apply", &[("source", &huge)]).await;
+    assert_eq!(out["ok"], false, "{out}");
+    assert!(out["message"].as_str().unwrap().contains("over 512 KiB"), "{out}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), demo());
+
     // Only admins change the policy.
     let (s, _) = alice.post(&app, "/api/policy/apply", &[("source", &relaxed())]).await;
     assert_eq!(s, StatusCode::FORBIDDEN);
@@ -161,7 +168,8 @@ async fn an_admin_applies_a_policy_from_the_page_and_the_next_call_is_decided_un
     assert_eq!(out["ok"], false, "{out}");
 
     let k = kinds(&app).await;
-    assert_eq!(k.iter().filter(|k| *k == "policy_refused").count(), 1, "{k:?}");
+    // The broken text and the oversized one.
+    assert_eq!(k.iter().filter(|k| *k == "policy_refused").count(), 2, "{k:?}");
     assert_eq!(k.iter().filter(|k| *k == "policy_applied").count(), 2, "{k:?}");
 }
 
