@@ -24,6 +24,8 @@ bin=target/debug/airlock
 for u in admin reviewer oncall auditor; do
   echo "$AIRLOCK_E2E_PASSWORD" | "$bin" user add "e2e-$u" --role "$u" --password-stdin >/dev/null
 done
+# A reviewer whose language the i18n spec changes (the others stay in English).
+echo "$AIRLOCK_E2E_PASSWORD" | "$bin" user add e2e-linguist --role reviewer --password-stdin >/dev/null
 # The agent the specs sign requests as (end2end/tests/agent.ts).
 export AIRLOCK_E2E_AGENT=e2e-agent
 AIRLOCK_E2E_AGENT_SECRET="$("$bin" agent add "$AIRLOCK_E2E_AGENT" | grep '^whsec_')"

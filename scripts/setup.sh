@@ -52,6 +52,14 @@ if [ "${1:-}" = "--e2e" ]; then
     $SUDO apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 || {
       $SUDO apt-get update >/dev/null && $SUDO apt-get install -y --no-install-recommends chromium >/dev/null; }
   fi
+  # A font with Chinese glyphs, so the 简体中文 pages render (and their screenshots show
+  # them) on a machine that has none.
+  if ! fc-list :lang=zh 2>/dev/null | grep -q .; then
+    log "installing a Chinese font (fonts-wqy-microhei)"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get install -y --no-install-recommends fonts-wqy-microhei >/dev/null 2>&1 || {
+      $SUDO apt-get update >/dev/null && $SUDO apt-get install -y --no-install-recommends fonts-wqy-microhei >/dev/null; }
+  fi
   # 5. A real MCP server (stdio) for the tests of `airlock mcp-proxy`.
   fs_pkg="$TOOLS/npm/node_modules/@modelcontextprotocol/server-filesystem/package.json"
   if ! grep -q "\"version\": \"$MCP_FS_VERSION\"" "$fs_pkg" 2>/dev/null; then

@@ -10,6 +10,7 @@
 
 pub mod api;
 pub mod components;
+pub mod i18n;
 pub mod pages;
 pub mod routes;
 
@@ -32,10 +33,12 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             provide_context(leptos::nonce::Nonce::from_value(n.0.clone()));
         }
     }
-    let session = components::shell::session_json(&api::session_from_request());
+    let info = api::session_from_request();
+    let lang = info.locale.code();
+    let session = components::shell::session_json(&info);
     view! {
         <!DOCTYPE html>
-        <html lang="en">
+        <html lang=lang>
             <head>
                 <meta charset="utf-8"/>
                 <script type="application/json" id=components::shell::SESSION_SCRIPT inner_html=session></script>

@@ -2,11 +2,13 @@
 //! the navigation, so the two never disagree.
 
 use crate::api::{Permission, Role};
+use crate::i18n::tr_key;
 
 /// A page of the dashboard and the permission it needs ([`Role::may`] decides).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Page {
     pub path: &'static str,
+    /// The catalogue key of its name in the navigation.
     pub label: &'static str,
     pub needs: Permission,
 }
@@ -21,32 +23,32 @@ impl Page {
 pub const PAGES: &[Page] = &[
     Page {
         path: "/queue",
-        label: "Queue",
+        label: tr_key("nav.queue"),
         needs: Permission::ReadCalls,
     },
     Page {
         path: "/grants",
-        label: "Grants",
+        label: tr_key("nav.grants"),
         needs: Permission::ReadCalls,
     },
     Page {
         path: "/oncall",
-        label: "On-call",
+        label: tr_key("nav.oncall"),
         needs: Permission::ReadCalls,
     },
     Page {
         path: "/audit",
-        label: "Audit",
+        label: tr_key("nav.audit"),
         needs: Permission::ReadAudit,
     },
     Page {
         path: "/stats",
-        label: "Stats",
+        label: tr_key("nav.stats"),
         needs: Permission::ReadStats,
     },
     Page {
         path: "/admin",
-        label: "Admin",
+        label: tr_key("nav.admin"),
         needs: Permission::ManageUsers,
     },
 ];
@@ -119,7 +121,9 @@ mod tests {
         );
         assert_eq!(who_may("/oncall"), Role::ALL, "everyone may read overrides");
         assert_eq!(
-            pages_for(Role::Reviewer).map(|p| p.label).collect::<Vec<_>>(),
+            pages_for(Role::Reviewer)
+                .map(|p| crate::i18n::text(crate::i18n::Locale::En, p.label))
+                .collect::<Vec<_>>(),
             ["Queue", "Grants", "On-call", "Stats"]
         );
     }

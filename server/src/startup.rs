@@ -368,9 +368,12 @@ pub fn router(state: AppState, sessions: SqliteStore) -> Router {
         break_glass_max_minutes: state.config.break_glass_max_minutes.max(1),
         policy_file: state.config.policy_file.clone(),
         replays: Arc::new(tokio::sync::Semaphore::new(1)),
+        key: state.key.clone(),
+        credentials: state.credentials.clone(),
     });
     let services = Services {
         users: backend.clone(),
+        agents: backend.clone(),
         review: backend.clone(),
         insight: backend.clone(),
         oncall: backend.clone(),

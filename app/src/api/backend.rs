@@ -3,8 +3,8 @@
 //! [`Services`] in the Leptos context of every request.
 
 use super::{
-    AppError, AuditPage, AuditQuery, CallDetail, ChainCheck, DecisionOutcome, GrantList, GrantScopeKind, QueueQuery,
-    QueueSnapshot, Role, StatsSummary, UserView, Verdict,
+    AgentView, AppError, AuditPage, AuditQuery, CallDetail, ChainCheck, DecisionOutcome, GrantList, GrantScopeKind,
+    IssuedSecret, QueueQuery, QueueSnapshot, Role, StatsSummary, UserView, Verdict,
 };
 use super::{
     BreakGlassView, ChannelInput, ChannelView, LinkView, OverrideList, PolicyCheck, PolicyPage, ReplayReport,
@@ -37,6 +37,19 @@ pub trait UserAdmin: Send + Sync + 'static {
     ) -> Result<UserView, AppError>;
     async fn set_role(&self, actor: &UserView, user_id: i64, role: Role) -> Result<(), AppError>;
     async fn set_disabled(&self, actor: &UserView, user_id: i64, disabled: bool) -> Result<(), AppError>;
+    /// Remember the language `user` chose for themselves.
+    async fn set_locale(&self, user: &UserView, locale: crate::i18n::Locale) -> Result<(), AppError>;
+}
+
+/// Agents and their signing secrets (the admin page). Every change is audited.
+#[async_trait::async_trait]
+pub trait AgentAdmin: Send + Sync + 'static {
+    async fn agents(&self) -> Result<Vec<AgentView>, AppError>;
+    /// Create an agent; its secret is in the answer and nowhere else.
+    async fn add_agent(&self, actor: &UserView, id: &str, description: &str) -> Result<IssuedSecret, AppError>;
+    /// Issue a new secret; the earlier ones stay valid for `grace_seconds` more.
+    async fn rotate_agent(&self, actor: &UserView, id: &str, grace_seconds: i64) -> Result<IssuedSecret, AppError>;
+    async fn set_agent_disabled(&self, actor: &UserView, id: &str, disabled: bool) -> Result<(), AppError>;
 }
 
 /// The reviewer's desk: the queue, a call, decisions and grants.
@@ -132,6 +145,7 @@ pub trait PolicyAdmin: Send + Sync + 'static {
 #[derive(Clone)]
 pub struct Services {
     pub users: Arc<dyn UserAdmin>,
+    pub agents: Arc<dyn AgentAdmin>,
     pub review: Arc<dyn ReviewDesk>,
     pub insight: Arc<dyn Insight>,
     pub oncall: Arc<dyn OnCall>,

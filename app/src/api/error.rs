@@ -67,7 +67,31 @@ impl FromServerFnError for AppError {
     }
 }
 
-/// The sentence a person should read.
+/// The sentence a person should read, in English.
 pub fn error_text(e: &AppError) -> String {
-    e.to_string()
+    error_text_in(crate::i18n::Tr::default(), e)
+}
+
+/// The sentence a person should read, in the language of `tr`. The messages the server
+/// wrote itself (refusals, invalid input, conflicts) are shown as they came.
+pub fn error_text_in(tr: crate::i18n::Tr, e: &AppError) -> String {
+    match e {
+        AppError::Unauthenticated => tr.t("error.unauthenticated").to_string(),
+        AppError::Forbidden(role) => {
+            let role = match role.as_str() {
+                "admin" => tr.t("role.admin"),
+                "reviewer" => tr.t("role.reviewer"),
+                "oncall" => tr.t("role.oncall"),
+                "auditor" => tr.t("role.auditor"),
+                other => other,
+            };
+            tr.f("error.forbidden", &[("role", role)])
+        }
+        AppError::FormExpired => tr.t("error.form_expired").to_string(),
+        AppError::NotAllowed(m) | AppError::Invalid(m) | AppError::Conflict(m) => m.clone(),
+        AppError::NotFound => tr.t("error.not_found").to_string(),
+        AppError::Internal(reference) => tr.f("error.internal", &[("reference", reference)]),
+        AppError::Unreachable => tr.t("error.unreachable").to_string(),
+        AppError::Protocol(_) => tr.t("error.protocol").to_string(),
+    }
 }

@@ -36,7 +36,7 @@ impl Role {
             Decide => matches!(self, Reviewer | Oncall),
             RevealSecrets => matches!(self, Admin | Oncall),
             ReadAudit => matches!(self, Admin | Auditor),
-            ManageUsers => self == Admin,
+            ManageUsers | ManageAgents => self == Admin,
             BreakGlass => self == Oncall,
             AcknowledgeOverrides => matches!(self, Admin | Reviewer | Oncall),
         }
@@ -58,6 +58,8 @@ pub enum Permission {
     ReadStats,
     /// People and roles (the admin page).
     ManageUsers,
+    /// Agents and their signing secrets (the admin page).
+    ManageAgents,
     /// Start a break-glass override and release held calls under it.
     BreakGlass,
     /// Agree with or flag another person's override (post-hoc review).
@@ -90,6 +92,33 @@ pub struct UserView {
     pub created_at: String,
 }
 
+/// An agent as the admin page shows it (never a secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentView {
+    pub id: String,
+    pub description: String,
+    pub disabled: bool,
+    pub created_at_ms: i64,
+    /// Secrets it may sign with now, newest first: the current one (`retires_at_ms` none)
+    /// and earlier ones still in their grace period.
+    pub secrets: Vec<AgentSecretView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentSecretView {
+    pub created_at_ms: i64,
+    pub retires_at_ms: Option<i64>,
+}
+
+/// A signing secret just issued (an agent added or its secret rotated): shown once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IssuedSecret {
+    pub agent: String,
+    pub secret: String,
+    /// What happened, for the person (the earlier secret's grace, say).
+    pub message: String,
+}
+
 /// Who is signed in, and the CSRF token forms must carry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct SessionInfo {
@@ -101,6 +130,9 @@ pub struct SessionInfo {
     /// Break-glass overrides in force when the page was rendered (the banner).
     #[serde(default)]
     pub break_glass: Vec<BreakGlassView>,
+    /// The language pages are rendered in.
+    #[serde(default)]
+    pub locale: crate::i18n::Locale,
 }
 
 /// A break-glass override in force: who, why, and until when.
@@ -199,6 +231,8 @@ pub struct OverrideList {
 pub struct RequestAuth {
     pub user: Option<UserView>,
     pub csrf_token: Option<String>,
+    /// The language to render in (see [`crate::i18n`]).
+    pub locale: crate::i18n::Locale,
 }
 
 /// The CSP nonce of this response (request extension set by the server).

@@ -3,10 +3,10 @@
 //! CSRF token as its first argument (forms carry it as a hidden field) and checks it.
 
 use super::{
-    AppError, AuditPage, AuditQuery, BreakGlassView, CallDetail, ChainReport, ChannelInput, ChannelView,
-    DecisionOutcome, GrantList, GrantScopeKind, LinkView, OverrideList, PolicyCheck, PolicyPage, QueueQuery,
-    QueueSnapshot, ReplayReport, Role, SessionInfo, ShadowReport, StatsRange, StatsSummary, TraceKind, TraceView,
-    UserView, Verdict,
+    AgentView, AppError, AuditPage, AuditQuery, BreakGlassView, CallDetail, ChainReport, ChannelInput, ChannelView,
+    DecisionOutcome, GrantList, GrantScopeKind, IssuedSecret, LinkView, OverrideList, PolicyCheck, PolicyPage,
+    QueueQuery, QueueSnapshot, ReplayReport, Role, SessionInfo, ShadowReport, StatsRange, StatsSummary, TraceKind,
+    TraceView, UserView, Verdict,
 };
 // Only the server-side bodies check permissions.
 #[cfg(feature = "ssr")]
@@ -99,6 +99,7 @@ pub fn session_from_request() -> SessionInfo {
         csrf_token: a.csrf_token.unwrap_or_default(),
         reads_audit,
         break_glass,
+        locale: a.locale,
     }
 }
 
@@ -141,6 +142,85 @@ pub async fn set_disabled(csrf_token: String, user_id: i64, disabled: bool) -> R
         .set_disabled(&actor, user_id, disabled)
         .await
         .map_err(guard::map_err)
+}
+
+#[server(endpoint = "agents/list", input = GetUrl)]
+pub async fn list_agents() -> Result<Vec<AgentView>, AppError> {
+    guard::require(Permission::ManageAgents)?;
+    guard::services()?.agents.agents().await.map_err(guard::map_err)
+}
+
+/// Add an agent: the answer carries its signing secret, shown once.
+#[server(endpoint = "agents/add")]
+pub async fn add_agent(
+    csrf_token: String,
+    id: String,
+    #[server(default)] description: String,
+) -> Result<IssuedSecret, AppError> {
+    let actor = guard::require_csrf(Permission::ManageAgents, &csrf_token)?;
+    guard::services()?
+        .agents
+        .add_agent(&actor, &id, &description)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// A new signing secret for an agent; earlier ones stay valid for `grace_seconds`.
+#[server(endpoint = "agents/rotate")]
+pub async fn rotate_agent(csrf_token: String, id: String, grace_seconds: i64) -> Result<IssuedSecret, AppError> {
+    let actor = guard::require_csrf(Permission::ManageAgents, &csrf_token)?;
+    guard::services()?
+        .agents
+        .rotate_agent(&actor, &id, grace_seconds)
+        .await
+        .map_err(guard::map_err)
+}
+
+#[server(endpoint = "agents/disabled")]
+pub async fn set_agent_disabled(csrf_token: String, id: String, disabled: bool) -> Result<(), AppError> {
+    let actor = guard::require_csrf(Permission::ManageAgents, &csrf_token)?;
+    guard::services()?
+        .agents
+        .set_agent_disabled(&actor, &id, disabled)
+        .await
+        .map_err(guard::map_err)
+}
+
+/// Choose the dashboard's language: remembered with the account of someone signed in, and
+/// in a cookie (for the sign-in page and signed-out visits).
+#[server(endpoint = "locale")]
+pub async fn set_locale(csrf_token: String, locale: String) -> Result<(), AppError> {
+    use crate::i18n::{Locale, COOKIE};
+    let Some(chosen) = Locale::from_tag(&locale) else {
+        return Err(guard::map_err(AppError::Invalid(format!(
+            "unknown language {locale:?}; use en or zh-CN"
+        ))));
+    };
+    let auth = guard::auth();
+    let expected = auth.csrf_token.clone().unwrap_or_default();
+    if expected.is_empty()
+        || !bool::from(subtle::ConstantTimeEq::ct_eq(
+            expected.as_bytes(),
+            csrf_token.as_bytes(),
+        ))
+    {
+        return Err(guard::map_err(AppError::FormExpired));
+    }
+    if let Some(user) = &auth.user {
+        guard::services()?
+            .users
+            .set_locale(user, chosen)
+            .await
+            .map_err(guard::map_err)?;
+    }
+    let cookie = format!("{COOKIE}={}; Path=/; Max-Age=31536000; SameSite=Lax", chosen.code());
+    if let (Some(resp), Ok(v)) = (
+        use_context::<leptos_axum::ResponseOptions>(),
+        http::HeaderValue::from_str(&cookie),
+    ) {
+        resp.append_header(http::header::SET_COOKIE, v);
+    }
+    Ok(())
 }
 
 /// One page of the held calls with the true counts (filters, order and page in `query`).

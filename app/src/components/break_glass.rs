@@ -4,7 +4,7 @@
 //! away without a reload.
 
 use crate::api::{BreakGlassView, LiveEvent, Role};
-use crate::components::clock::{countdown, utc};
+use crate::components::clock::countdown;
 use crate::components::live::on_live_event;
 use crate::components::shell::use_session;
 use leptos::prelude::*;
@@ -38,6 +38,7 @@ pub fn on_break_glass(user: &str) -> bool {
 #[island]
 pub fn BreakGlassBanner() -> impl IntoView {
     let Some(board) = use_board() else { return ().into_any() };
+    let tr = crate::i18n::use_tr();
     let session = use_session();
     let me = StoredValue::new(session.user.as_ref().map(|u| format!("user:{}", u.username)));
     let admin = session.user.as_ref().is_some_and(|u| u.role == Role::Admin);
@@ -51,13 +52,13 @@ pub fn BreakGlassBanner() -> impl IntoView {
             ending.set(true);
             let body = crate::components::post::encode(&[(crate::api::CSRF_FIELD, &csrf.get_value()), ("id", &id)]);
             leptos::task::spawn_local(async move {
-                let a = crate::components::post::post("/api/oncall/end", body).await;
+                let a = crate::components::post::post_in(tr, "/api/oncall/end", body).await;
                 ending.set(false);
                 failed.set((!a.ok).then(|| a.message.unwrap_or_default()));
             });
         }
         #[cfg(not(feature = "hydrate"))]
-        let _ = (id, csrf);
+        let _ = (id, csrf, tr);
     };
     // The countdown starts once the page is hydrated: server and browser must render the
     // same text first (a mismatch breaks hydration).
@@ -93,16 +94,20 @@ pub fn BreakGlassBanner() -> impl IntoView {
                     let ends = b.ends_at_ms;
                     view! {
                         <p>
-                            <strong>"Break-glass on: "</strong>
-                            {format!("{} may release held calls without review — “{}” — until {}", crate::api::who(&b.user), b.justification, utc(b.ends_at_ms))}
+                            <strong>{tr.t("bg.on")}</strong>
+                            {tr.f("bg.may_release", &[
+                                ("who", &crate::api::who(&b.user)),
+                                ("justification", &b.justification),
+                                ("until", &tr.time(b.ends_at_ms)),
+                            ])}
                             <span class="left" data-testid="break-glass-left">
-                                {move || now.get().map(|t| format!(" ({})", countdown(Some(ends), t)))}
+                                {move || now.get().map(|t| format!(" ({})", countdown(tr, Some(ends), t)))}
                             </span>
                             {(mine || admin).then(|| view! {
                                 " "<button type="button" class="link" data-testid="end-break-glass"
                                     disabled=move || ending.get()
                                     on:click=move |_| end(id.clone())>
-                                    "End now"
+                                    {tr.t("bg.end_now")}
                                 </button>
                             })}
                         </p>

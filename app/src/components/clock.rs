@@ -1,6 +1,9 @@
 //! The page's clock, aligned with the server's (ages and expiry countdowns), ticking
 //! once a second in the browser.
 
+#[cfg(test)]
+use crate::i18n::Locale;
+use crate::i18n::Tr;
 use leptos::prelude::*;
 
 #[derive(Clone, Copy)]
@@ -27,6 +30,12 @@ pub fn start_clock(server_now_ms: i64) -> Clock {
 /// Milliseconds since the epoch as "2026-12-02 09:30:05 UTC" (the same text on the
 /// server and in the browser, so hydration matches).
 pub fn utc(ms: i64) -> String {
+    let (year, month, day, h, m, s) = civil(ms);
+    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
+}
+
+/// (year, month, day, hour, minute, second) in UTC.
+pub fn civil(ms: i64) -> (i64, i64, i64, i64, i64, i64) {
     let secs = ms.div_euclid(1000);
     let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
@@ -39,12 +48,7 @@ pub fn utc(ms: i64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+    (year, month, day, rest / 3600, rest % 3600 / 60, rest % 60)
 }
 
 /// "42 s", "5 min", "3 h", "2 d".
@@ -58,18 +62,19 @@ pub fn span(ms: i64) -> String {
     }
 }
 
-/// Countdown text for an expiry: "12:04 left", or "expired".
-pub fn countdown(expires_at_ms: Option<i64>, now_ms: i64) -> String {
+/// Countdown text for an expiry: "12:04 left", or "expired" (in `tr`'s language).
+pub fn countdown(tr: Tr, expires_at_ms: Option<i64>, now_ms: i64) -> String {
     match expires_at_ms {
-        None => "no expiry".into(),
-        Some(t) if t <= now_ms => "expired".into(),
+        None => tr.t("clock.no_expiry").into(),
+        Some(t) if t <= now_ms => tr.t("clock.expired").into(),
         Some(t) => {
             let s = (t - now_ms) / 1000;
-            if s >= 3600 {
-                format!("{}:{:02}:{:02} left", s / 3600, s / 60 % 60, s % 60)
+            let left = if s >= 3600 {
+                format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
             } else {
-                format!("{}:{:02} left", s / 60, s % 60)
-            }
+                format!("{}:{:02}", s / 60, s % 60)
+            };
+            tr.f("clock.left", &[("time", &left)])
         }
     }
 }
@@ -86,12 +91,12 @@ pub enum Tick {
 }
 
 impl Tick {
-    pub fn text(self, at_ms: i64, now_ms: i64) -> String {
+    pub fn text(self, tr: Tr, at_ms: i64, now_ms: i64) -> String {
         match self {
-            Tick::Left => countdown(Some(at_ms), now_ms),
-            Tick::Ago => format!("{} ago", span(now_ms - at_ms)),
-            Tick::EndsIn if at_ms > now_ms => format!("ends in {}", span(at_ms - now_ms)),
-            Tick::EndsIn => "expired".to_string(),
+            Tick::Left => countdown(tr, Some(at_ms), now_ms),
+            Tick::Ago => tr.f("clock.ago", &[("span", &tr.span(now_ms - at_ms))]),
+            Tick::EndsIn if at_ms > now_ms => tr.f("clock.ends_in", &[("span", &tr.span(at_ms - now_ms))]),
+            Tick::EndsIn => tr.t("clock.expired").to_string(),
         }
     }
 }
@@ -107,7 +112,8 @@ pub fn Ticker(
     #[prop(optional)] testid: Option<String>,
 ) -> impl IntoView {
     let clock = start_clock(now_ms);
-    view! { <span class=class data-testid=testid>{move || tick.text(at_ms, clock.now_ms.get())}</span> }
+    let tr = crate::i18n::use_tr();
+    view! { <span class=class data-testid=testid>{move || tick.text(tr, at_ms, clock.now_ms.get())}</span> }
 }
 
 #[cfg(test)]
@@ -118,11 +124,15 @@ mod tests {
     fn spans_and_countdowns_read_naturally() {
         assert_eq!(span(42_000), "42 s");
         assert_eq!(span(301_000), "5 min");
-        assert_eq!(countdown(Some(10_000 + 725_000), 10_000), "12:05 left");
-        assert_eq!(countdown(Some(5), 10), "expired");
-        assert_eq!(countdown(Some(3_725_000), 0), "1:02:05 left");
-        assert_eq!(Tick::EndsIn.text(600_000, 0), "ends in 10 min");
-        assert_eq!(Tick::EndsIn.text(0, 10), "expired");
-        assert_eq!(Tick::Ago.text(0, 42_000), "42 s ago");
+        let en = Tr(Locale::En);
+        assert_eq!(countdown(en, Some(10_000 + 725_000), 10_000), "12:05 left");
+        assert_eq!(countdown(en, Some(5), 10), "expired");
+        assert_eq!(countdown(en, Some(3_725_000), 0), "1:02:05 left");
+        assert_eq!(Tick::EndsIn.text(en, 600_000, 0), "ends in 10 min");
+        assert_eq!(Tick::EndsIn.text(en, 0, 10), "expired");
+        assert_eq!(Tick::Ago.text(en, 0, 42_000), "42 s ago");
+        let zh = Tr(Locale::ZhCn);
+        assert_eq!(countdown(zh, Some(725_000), 0), "剩余 12:05");
+        assert_eq!(Tick::Ago.text(zh, 0, 300_000), "5 分钟前");
     }
 }

@@ -1,5 +1,6 @@
 //! Line diff of original → modified arguments, shown before a modification is released.
 
+use crate::i18n::{use_tr, Tr};
 use leptos::prelude::*;
 use similar::{ChangeTag, TextDiff};
 
@@ -62,22 +63,37 @@ pub fn Diff(before: String, after: String) -> impl IntoView {
     view! { <DiffLines lines=lines(&before, &after)/> }
 }
 
+/// A fold's text from [`hunks`] ("7 unchanged lines", written where the lines were
+/// computed, possibly the server) in the page's language; any other text as it is.
+fn fold_text(tr: Tr, line: &str) -> String {
+    match line
+        .split_once(' ')
+        .and_then(|(n, rest)| Some((n.parse::<usize>().ok()?, rest)))
+    {
+        Some((1, "unchanged line")) => tr.t("diff.unchanged_one").to_string(),
+        Some((n, "unchanged lines")) => tr.f("diff.unchanged_many", &[("n", n.to_string().as_str())]),
+        _ => line.to_string(),
+    }
+}
+
 /// Lines from [`lines`] (computed here or by the server), marked.
 #[component]
 pub fn DiffLines(lines: Vec<(char, String)>) -> impl IntoView {
+    let tr = use_tr();
     let rows = lines
         .into_iter()
         .map(|(tag, line)| {
             let (class, label) = match tag {
-                '-' => ("d-del", "removed"),
-                '+' => ("d-add", "added"),
-                '…' => ("d-gap", "folded"),
-                _ => ("d-eq", "unchanged"),
+                '-' => ("d-del", tr.t("diff.removed")),
+                '+' => ("d-add", tr.t("diff.added")),
+                '…' => ("d-gap", tr.t("diff.folded")),
+                _ => ("d-eq", tr.t("diff.unchanged")),
             };
+            let line = if tag == '…' { fold_text(tr, &line) } else { line };
             view! { <div class=class><span class="d-tag" aria-label=label>{tag.to_string()}</span>{line}</div> }
         })
         .collect_view();
-    view! { <div class="diff" data-testid="diff" role="region" aria-label="Changes">{rows}</div> }
+    view! { <div class="diff" data-testid="diff" role="region" aria-label=tr.t("diff.changes")>{rows}</div> }
 }
 
 #[cfg(test)]

@@ -110,6 +110,7 @@ pub fn connect(live: Live) {
 #[island]
 pub fn LiveIndicator() -> impl IntoView {
     let live = use_live();
+    let tr = crate::i18n::use_tr();
     let connected = move || live.is_some_and(|l| l.connected.get());
     view! {
         <span
@@ -118,10 +119,10 @@ pub fn LiveIndicator() -> impl IntoView {
             role="status"
             aria-live="polite"
             data-testid="live-status"
-            title="Real-time updates from the server"
+            title=tr.t("live.title")
         >
             <span class="dot" aria-hidden="true"></span>
-            {move || if connected() { "connected" } else { "offline" }}
+            {move || if connected() { tr.t("live.connected") } else { tr.t("live.offline") }}
         </span>
     }
 }

@@ -5,4 +5,5 @@ pub mod json;
 pub mod live;
 pub mod post;
 pub mod refresh;
+pub mod secret;
 pub mod shell;

@@ -7,6 +7,7 @@
 #[cfg(feature = "hydrate")]
 use crate::components::refresh;
 use crate::components::refresh::Flash;
+use crate::i18n::{use_tr, Tr};
 use leptos::prelude::*;
 
 /// What a server function answered, read without knowing its type.
@@ -20,12 +21,18 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// Read an answer: `status` and body of a server function's response.
+    /// Read an answer: `status` and body of a server function's response (a refusal in
+    /// English).
     pub fn read(status: u16, body: &str) -> Answer {
+        Answer::read_in(Tr::default(), status, body)
+    }
+
+    /// Read an answer, a refusal in the language of `tr`.
+    pub fn read_in(tr: Tr, status: u16, body: &str) -> Answer {
         if !(200..300).contains(&status) {
             let why = serde_json::from_str::<crate::api::AppError>(body)
-                .map(|e| crate::api::error_text(&e))
-                .unwrap_or_else(|_| format!("the server answered {status}; try again"));
+                .map(|e| crate::api::error_text_in(tr, &e))
+                .unwrap_or_else(|_| tr.f("post.server_answered", &[("status", &status.to_string())]));
             return Answer {
                 ok: false,
                 message: Some(why),
@@ -58,11 +65,16 @@ impl Answer {
         }
     }
 
-    /// The answer that could not be had: the server was not reached.
+    /// The answer that could not be had: the server was not reached (said in English).
     pub fn unreachable() -> Answer {
+        Answer::unreachable_in(Tr::default())
+    }
+
+    /// The answer that could not be had, said in the language of `tr`.
+    pub fn unreachable_in(tr: Tr) -> Answer {
         Answer {
             ok: false,
-            message: Some(crate::api::error_text(&crate::api::AppError::Unreachable)),
+            message: Some(crate::api::error_text_in(tr, &crate::api::AppError::Unreachable)),
         }
     }
 }
@@ -74,12 +86,20 @@ pub async fn get(url: &str) -> Result<(u16, String), ()> {
 }
 
 /// Post URL-encoded `body` to the server function at `url`. Hold a [`refresh::busy`]
-/// guard until the answer is handled, so that no reload loses it.
+/// guard until the answer is handled, so that no reload loses it. A refusal is in English:
+/// see [`post_in`].
 #[cfg(feature = "hydrate")]
 pub async fn post(url: &str, body: String) -> Answer {
+    post_in(Tr::default(), url, body).await
+}
+
+/// [`post`], a refusal said in the language of `tr` (take it with `use_tr()` in the
+/// island's body: the context is gone once the request is under way).
+#[cfg(feature = "hydrate")]
+pub async fn post_in(tr: Tr, url: &str, body: String) -> Answer {
     match send("POST", url, Some(body)).await {
-        Ok((status, text)) => Answer::read(status, &text),
-        Err(()) => Answer::unreachable(),
+        Ok((status, text)) => Answer::read_in(tr, status, &text),
+        Err(()) => Answer::unreachable_in(tr),
     }
 }
 
@@ -146,6 +166,18 @@ pub fn pick(body: &str, fields: &[String]) -> Option<String> {
     Some(out)
 }
 
+/// The form a submit event is for, its fields, and the fields URL-encoded.
+#[cfg(feature = "hydrate")]
+pub fn submitted(e: &leptos::ev::SubmitEvent) -> Option<(web_sys::HtmlFormElement, web_sys::FormData, String)> {
+    use wasm_bindgen::JsCast;
+    let form = e.target()?.dyn_into::<web_sys::HtmlFormElement>().ok()?;
+    let fields = web_sys::FormData::new_with_form(&form).ok()?;
+    let body = web_sys::UrlSearchParams::new_with_str_sequence_sequence(&fields)
+        .map(|p| String::from(p.to_string()))
+        .unwrap_or_default();
+    Some((form, fields, body))
+}
+
 /// `template` with each `{name}` replaced by the form's field `name`.
 #[cfg(feature = "hydrate")]
 fn fill(template: &str, form: &web_sys::FormData) -> String {
@@ -177,6 +209,7 @@ pub fn PostForm(
     #[prop(optional)] then: Option<String>,
     children: Children,
 ) -> impl IntoView {
+    let tr = use_tr();
     let message = RwSignal::new(None::<Flash>);
     let busy = RwSignal::new(false);
     let notice = notice.unwrap_or_else(|| "form-message".into());
@@ -185,27 +218,20 @@ pub fn PostForm(
     let on_submit = move |e: leptos::ev::SubmitEvent| {
         #[cfg(feature = "hydrate")]
         {
-            use wasm_bindgen::JsCast;
             e.prevent_default();
             if busy.get_untracked() {
                 return;
             }
-            let Some(form) = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlFormElement>().ok()) else {
+            let Some((_, fields, body)) = submitted(&e) else {
                 return;
             };
-            let Ok(fields) = web_sys::FormData::new_with_form(&form) else {
-                return;
-            };
-            let body = web_sys::UrlSearchParams::new_with_str_sequence_sequence(&fields)
-                .map(|p| String::from(p.to_string()))
-                .unwrap_or_default();
             let (url, done, then, notice, error) =
                 (url.clone(), done.clone(), then.clone(), notice.clone(), error.clone());
             busy.set(true);
             let page_busy = refresh::busy();
             leptos::task::spawn_local(async move {
                 let _page_busy = page_busy;
-                let answer = post(&url, body).await;
+                let answer = post_in(tr, &url, body).await;
                 busy.set(false);
                 if !answer.ok {
                     let f = Flash::new(&error, false, answer.message.unwrap_or_default());
@@ -227,7 +253,7 @@ pub fn PostForm(
             });
         }
         #[cfg(not(feature = "hydrate"))]
-        let _ = (e, &url, &done, &then, &notice, &error);
+        let _ = (e, &url, &done, &then, &notice, &error, tr);
     };
     view! {
         <form method="post" action=action class=class data-testid=testid

@@ -213,6 +213,7 @@ pub fn Flash() -> impl IntoView {
 /// With `ask`, a page someone has typed into shows a reload button instead.
 #[island]
 pub fn ReloadOn(kinds: Vec<String>, #[prop(optional)] call: Option<String>, ask: bool) -> impl IntoView {
+    let tr = crate::i18n::use_tr();
     let stale = RwSignal::new(false);
     crate::components::live::on_live_event(move |e| {
         let kind = e.event.kind();
@@ -232,8 +233,8 @@ pub fn ReloadOn(kinds: Vec<String>, #[prop(optional)] call: Option<String>, ask:
     view! {
         <Show when=move || stale.get()>
             <p class="notice stale" role="status" data-testid="page-changed">
-                "This page has changed since you opened it. "
-                <button type="button" class="link" on:click=move |_| reload()>"Reload"</button>
+                {tr.t("refresh.changed")}
+                <button type="button" class="link" on:click=move |_| reload()>{tr.t("refresh.reload")}</button>
             </p>
         </Show>
     }

@@ -5,7 +5,9 @@
 use crate::api::{Role, SessionInfo, CSRF_FIELD};
 use crate::components::break_glass::{provide_board, BreakGlassBanner};
 use crate::components::live::{provide_live, LiveIndicator};
+use crate::components::post::PostForm;
 use crate::components::refresh::{Flash, HydratedMark};
+use crate::i18n::{tr_key, use_tr, Locale};
 use crate::routes;
 use leptos::prelude::*;
 use leptos_router::hooks::use_location;
@@ -55,8 +57,9 @@ pub fn Layout(children: Children) -> impl IntoView {
     let bar = use_session()
         .user
         .map(|u| view! { <SignedInBar role=u.role username=u.username csrf_token=use_session().csrf_token/> });
+    let tr = use_tr();
     view! {
-        <a class="skip" href="#main">"Skip to content"</a>
+        <a class="skip" href="#main">{tr.t("shell.skip")}</a>
         <Header>{bar}</Header>
         {signed_in.then(|| view! { <BreakGlassBanner/> })}
         <main id="main" tabindex="-1">
@@ -76,6 +79,8 @@ fn Header(children: Children) -> impl IntoView {
                 " Airlock"
             </a>
             {children()}
+            // Signed in, the switch is in the menu (with the account); signed out, here.
+            {use_session().user.is_none().then(|| view! { <LanguageSwitch/> })}
             <ThemeToggle/>
         </header>
     }
@@ -85,13 +90,14 @@ fn Header(children: Children) -> impl IntoView {
 fn SignedInBar(role: Role, username: String, csrf_token: String) -> impl IntoView {
     let location = use_location();
     let reads_audit = use_session().reads_audit;
+    let tr = use_tr();
     let links = routes::PAGES
         .iter()
         .filter(|p| routes::opens(p, role, reads_audit))
         .map(|p| {
             let path = p.path;
             let current = move || (location.pathname.get() == path).then_some("page");
-            view! { <li><a href=path aria-current=current>{p.label}</a></li> }
+            view! { <li><a href=path aria-current=current>{tr.t(p.label)}</a></li> }
         })
         .collect_view();
     // On a phone the navigation and the account fold behind one "Menu" button (a
@@ -99,18 +105,19 @@ fn SignedInBar(role: Role, username: String, csrf_token: String) -> impl IntoVie
     view! {
         <LiveIndicator/>
         <details class="menu" data-testid="menu">
-            <summary>"Menu"</summary>
+            <summary>{tr.t("shell.menu")}</summary>
             <div class="menu-body">
-                <nav aria-label="Main">
+                <nav aria-label=tr.t("shell.nav_label")>
                     <ul class="nav">{links}</ul>
                 </nav>
                 <div class="who">
-                    <span class="user" title="Signed in">{username}</span>
-                    <span class="role-badge">{role.as_str()}</span>
+                    <span class="user" title=tr.t("shell.signed_in")>{username}</span>
+                    <span class="role-badge">{tr.t(role_key(role))}</span>
                     <form method="post" action="/logout" class="inline">
                         <input type="hidden" name=CSRF_FIELD value=csrf_token/>
-                        <button type="submit" class="link">"Sign out"</button>
+                        <button type="submit" class="link">{tr.t("shell.sign_out")}</button>
                     </form>
+                    <LanguageSwitch/>
                 </div>
             </div>
         </details>
@@ -120,6 +127,7 @@ fn SignedInBar(role: Role, username: String, csrf_token: String) -> impl IntoVie
 /// Light / dark switch. Without JS the system preference applies (CSS media query).
 #[island]
 fn ThemeToggle() -> impl IntoView {
+    let tr = use_tr();
     let dark = RwSignal::new(None::<bool>);
     Effect::new(move |_| {
         #[cfg(feature = "hydrate")]
@@ -159,7 +167,7 @@ fn ThemeToggle() -> impl IntoView {
             disabled=move || dark.get().is_none()
             on:click=move |_| dark.update(|d| *d = Some(!d.unwrap_or(false)))
         >
-            {move || if dark.get().unwrap_or(false) { "☀ Light" } else { "☾ Dark" }}
+            {move || if dark.get().unwrap_or(false) { format!("☀ {}", tr.t("shell.theme_light")) } else { format!("☾ {}", tr.t("shell.theme_dark")) }}
         </button>
     }
 }
@@ -169,13 +177,14 @@ fn ThemeToggle() -> impl IntoView {
 #[component]
 pub fn Guarded(path: &'static str, children: ChildrenFn) -> impl IntoView {
     let page = routes::page(path);
+    let tr = use_tr();
     match use_session().user {
         None => {
             set_status(401);
             view! {
                 <section class="card narrow">
-                    <h1>"Please sign in"</h1>
-                    <p><a href=format!("/login?next={path}")>"Sign in"</a>" to open this page."</p>
+                    <h1>{tr.t("guard.sign_in_title")}</h1>
+                    <p><a href=format!("/login?next={path}")>{tr.t("guard.sign_in_link")}</a>{tr.t("guard.sign_in_rest")}</p>
                 </section>
             }
             .into_any()
@@ -184,9 +193,9 @@ pub fn Guarded(path: &'static str, children: ChildrenFn) -> impl IntoView {
             set_status(403);
             view! {
                 <section class="card narrow">
-                    <h1>"Not allowed"</h1>
-                    <p>{format!("Your role ({}) cannot open this page.", u.role)}</p>
-                    <p><a href=routes::home_for(u.role)>"Go to your start page"</a></p>
+                    <h1>{tr.t("guard.forbidden_title")}</h1>
+                    <p>{tr.f("guard.forbidden_text", &[("role", tr.t(role_key(u.role)))])}</p>
+                    <p><a href=routes::home_for(u.role)>{tr.t("guard.start_page")}</a></p>
                 </section>
             }
             .into_any()
@@ -205,4 +214,39 @@ pub fn set_status(code: u16) {
     }
     #[cfg(not(feature = "ssr"))]
     let _ = code;
+}
+
+/// The catalogue key of a role's name.
+pub fn role_key(role: Role) -> &'static str {
+    match role {
+        Role::Admin => tr_key("role.admin"),
+        Role::Reviewer => tr_key("role.reviewer"),
+        Role::Oncall => tr_key("role.oncall"),
+        Role::Auditor => tr_key("role.auditor"),
+    }
+}
+
+/// The other language, one click away (remembered for the person; a cookie when signed out).
+#[component]
+fn LanguageSwitch() -> impl IntoView {
+    let session = use_session();
+    let current = session.locale;
+    let tr = use_tr();
+    let others = Locale::ALL
+        .into_iter()
+        .filter(|l| *l != current)
+        .map(|l| {
+            let csrf = session.csrf_token.clone();
+            view! {
+                <PostForm action="/api/locale".to_string() class="inline lang-switch".to_string()
+                    testid=format!("lang-{}", l.code())>
+                    <input type="hidden" name=CSRF_FIELD value=csrf/>
+                    <input type="hidden" name="locale" value=l.code()/>
+                    <button type="submit" lang=l.code() title=tr.t("shell.language")>{l.name()}</button>
+                </PostForm>
+            }
+        })
+        .collect_view();
+    // Signed-out pages other than the sign-in page carry no form token: nothing to switch.
+    (!session.csrf_token.is_empty()).then_some(others)
 }

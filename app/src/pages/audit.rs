@@ -4,20 +4,21 @@
 //! trace's timeline; the same search can be exported, and the chain verified from here.
 
 use crate::api::{
-    error_text, grouped, search_audit, who, AuditHit, AuditPage, AuditQuery, ChainCheck, SessionInfo, CSRF_FIELD,
+    error_text_in, grouped, search_audit, who, AuditHit, AuditPage, AuditQuery, ChainCheck, SessionInfo, CSRF_FIELD,
 };
-use crate::components::clock::{span, utc};
 use crate::components::post::PostForm;
 use crate::components::shell::{use_session, Guarded};
+use crate::i18n::{use_tr, Tr};
 use leptos::prelude::*;
 use leptos_meta::Title;
 
 #[component]
 pub fn Audit() -> impl IntoView {
+    let tr = use_tr();
     view! {
-        <Title text="Audit"/>
+        <Title text=tr.t("audit.title")/>
         <Guarded path="/audit">
-            <h1>"Audit"</h1>
+            <h1>{tr.t("audit.heading")}</h1>
             <AuditLoader/>
         </Guarded>
     }
@@ -27,6 +28,7 @@ pub fn Audit() -> impl IntoView {
 #[component]
 fn AuditLoader() -> impl IntoView {
     let SessionInfo { csrf_token: csrf, .. } = use_session();
+    let tr = use_tr();
     let params = leptos_router::hooks::use_query_map();
     let query = Memo::new(move |_| {
         params.with(|p| {
@@ -42,27 +44,24 @@ fn AuditLoader() -> impl IntoView {
     view! {
         <SearchForm query=query.get_untracked()/>
         <details class="card secret-lookup">
-            <summary>"Was a secret ever sent? Look it up"</summary>
-            <p class="muted small">
-                "The trail keeps a keyed fingerprint of every value it redacted, never the value. "
-                "Paste a leaked token or password to find every call that carried it; the lookup is recorded, the value is not."
-            </p>
+            <summary>{tr.t("audit.secret_summary")}</summary>
+            <p class="muted small">{tr.t("audit.secret_help")}</p>
             // A looked-up secret becomes a search for its fingerprint (never for the value).
             <PostForm action="/api/audit/secret".to_string() class="search-row".to_string() testid="secret-lookup".to_string()
                 then="/audit?q={answer}".to_string() notice="secret-lookup-message".to_string()>
                 <input type="hidden" name=CSRF_FIELD value=lookup_csrf/>
-                <label for="secret-value" class="sr-only">"Secret value"</label>
-                <input id="secret-value" name="value" type="password" autocomplete="off" required maxlength="4096" placeholder="secret value"/>
-                <button type="submit">"Look up"</button>
+                <label for="secret-value" class="sr-only">{tr.t("audit.secret_label")}</label>
+                <input id="secret-value" name="value" type="password" autocomplete="off" required maxlength="4096" placeholder=tr.t("audit.secret_placeholder")/>
+                <button type="submit">{tr.t("audit.secret_submit")}</button>
             </PostForm>
         </details>
-        <Suspense fallback=|| view! { <p class="muted">"Searching…"</p> }>
+        <Suspense fallback=move || view! { <p class="muted">{tr.t("audit.searching")}</p> }>
             {move || {
                 let csrf = csrf.clone();
                 Suspend::new(async move {
                     match page.await {
                         Ok(p) => view! { <Results page=p query=query.get_untracked() csrf/> }.into_any(),
-                        Err(e) => view! { <p class="error" role="alert" data-testid="audit-error">{error_text(&e)}</p> }.into_any(),
+                        Err(e) => view! { <p class="error" role="alert" data-testid="audit-error">{error_text_in(tr, &e)}</p> }.into_any(),
                     }
                 })
             }}
@@ -93,19 +92,46 @@ const LAYERS: [&str; 7] = [
     "rule",
 ];
 
+/// A call status as people read it (for option lists and facets, which take a `fn`).
+pub(crate) fn status_text(tr: Tr, status: &str) -> String {
+    tr.word("status", status).to_string()
+}
+
+/// A policy layer as people read it.
+pub(crate) fn layer_text(tr: Tr, layer: &str) -> String {
+    tr.word("layer", layer).to_string()
+}
+
+/// Who or what decided a call (the audit trail's `source`), as people read it.
+pub(crate) fn source_text(tr: Tr, source: &str) -> String {
+    let text = match source {
+        "policy" => tr.t("audit.source_policy"),
+        "grant" => tr.t("audit.source_grant"),
+        "reviewer" => tr.t("audit.source_reviewer"),
+        "override" => tr.t("audit.source_override"),
+        "expiry" => tr.t("audit.source_expiry"),
+        "agent" => tr.t("audit.source_agent"),
+        other => return other.to_string(),
+    };
+    text.to_string()
+}
+
 #[component]
 fn Choice(
     id: &'static str,
     name: &'static str,
     label: &'static str,
     options: &'static [&'static str],
+    // The text shown for an option (its value stays as it is).
+    words: fn(Tr, &str) -> String,
     value: String,
 ) -> impl IntoView {
+    let tr = use_tr();
     view! {
         <label for=id>{label}</label>
         <select id=id name=name>
-            <option value="" selected=value.is_empty()>"any"</option>
-            {options.iter().map(|o| view! { <option value=*o selected=value == *o>{*o}</option> }).collect_view()}
+            <option value="" selected=value.is_empty()>{tr.t("audit.any")}</option>
+            {options.iter().map(|o| view! { <option value=*o selected=value == *o>{words(tr, o)}</option> }).collect_view()}
         </select>
     }
 }
@@ -143,36 +169,38 @@ fn SearchForm(query: AuditQuery) -> impl IntoView {
     ]
     .iter()
     .any(|v| !v.is_empty());
+    let tr = use_tr();
     view! {
         <form method="get" action="/audit" class="card audit-search" role="search" data-testid="audit-search">
             <div class="search-row">
-                <label for="audit-q" class="sr-only">"Search the audit trail"</label>
+                <label for="audit-q" class="sr-only">{tr.t("audit.search_label")}</label>
                 <input id="audit-q" type="search" name="q" value=q.q.clone()
-                    placeholder="Search: words, \"a phrase\", prefix*" autocomplete="off"/>
-                <button type="submit" class="primary">"Search"</button>
+                    placeholder=tr.t("audit.search_placeholder") autocomplete="off"/>
+                <button type="submit" class="primary">{tr.t("audit.search")}</button>
             </div>
             <details class="audit-filters" open=open>
-                <summary>"Filters"</summary>
+                <summary>{tr.t("audit.filters")}</summary>
                 <div class="grid-form">
-                    <Text id="f-since" name="since" label="From" value=q.since.clone() hint="7d, 2026-12-01, 2026-12-01T09:30"/>
-                    <Text id="f-until" name="until" label="Until" value=q.until.clone() hint="24h, 2026-12-02"/>
-                    <Text id="f-agent" name="agent" label="Agent" value=q.agent.clone()/>
-                    <Text id="f-session" name="session" label="Session" value=q.session.clone()/>
-                    <Text id="f-trace" name="trace" label="Trace id" value=q.trace.clone()/>
-                    <Text id="f-tool" name="tool" label="Tool" value=q.tool.clone()/>
-                    <Choice id="f-status" name="status" label="Status" options=&STATUSES value=q.status.clone()/>
-                    <Choice id="f-layer" name="layer" label="Blocked by" options=&LAYERS value=q.layer.clone()/>
-                    <Text id="f-rule" name="rule" label="Rule id" value=q.rule.clone()/>
-                    <Choice id="f-source" name="source" label="Decided by" options=&SOURCES value=q.source.clone()/>
-                    <Text id="f-reviewer" name="reviewer" label="Reviewer" value=q.reviewer.clone()/>
-                    <Text id="f-kind" name="kind" label="Event kind" value=q.kind.clone() hint="call_decided"/>
-                    <label for="f-sort">"Order"</label>
+                    // The hints are examples of what the fields accept (dates, durations, an event kind).
+                    <Text id="f-since" name="since" label=tr.t("audit.f_since") value=q.since.clone() hint="7d, 2026-12-01, 2026-12-01T09:30"/>
+                    <Text id="f-until" name="until" label=tr.t("audit.f_until") value=q.until.clone() hint="24h, 2026-12-02"/>
+                    <Text id="f-agent" name="agent" label=tr.t("audit.f_agent") value=q.agent.clone()/>
+                    <Text id="f-session" name="session" label=tr.t("audit.f_session") value=q.session.clone()/>
+                    <Text id="f-trace" name="trace" label=tr.t("audit.f_trace") value=q.trace.clone()/>
+                    <Text id="f-tool" name="tool" label=tr.t("audit.f_tool") value=q.tool.clone()/>
+                    <Choice id="f-status" name="status" label=tr.t("audit.f_status") options=&STATUSES words=status_text value=q.status.clone()/>
+                    <Choice id="f-layer" name="layer" label=tr.t("audit.f_layer") options=&LAYERS words=layer_text value=q.layer.clone()/>
+                    <Text id="f-rule" name="rule" label=tr.t("audit.f_rule") value=q.rule.clone()/>
+                    <Choice id="f-source" name="source" label=tr.t("audit.f_source") options=&SOURCES words=source_text value=q.source.clone()/>
+                    <Text id="f-reviewer" name="reviewer" label=tr.t("audit.f_reviewer") value=q.reviewer.clone()/>
+                    <Text id="f-kind" name="kind" label=tr.t("audit.f_kind") value=q.kind.clone() hint="call_decided"/>
+                    <label for="f-sort">{tr.t("audit.f_sort")}</label>
                     <select id="f-sort" name="sort">
-                        <option value="" selected=q.sort != "oldest">"newest first"</option>
-                        <option value="oldest" selected=q.sort == "oldest">"oldest first"</option>
+                        <option value="" selected=q.sort != "oldest">{tr.t("audit.sort_newest")}</option>
+                        <option value="oldest" selected=q.sort == "oldest">{tr.t("audit.sort_oldest")}</option>
                     </select>
                 </div>
-                <p><a href="/audit">"Clear the search"</a></p>
+                <p><a href="/audit">{tr.t("audit.clear")}</a></p>
             </details>
         </form>
     }
@@ -180,6 +208,7 @@ fn SearchForm(query: AuditQuery) -> impl IntoView {
 
 #[component]
 fn Results(page: AuditPage, query: AuditQuery, csrf: String) -> impl IntoView {
+    let tr = use_tr();
     let now = page.now_ms;
     let first = query.first_page();
     let export = |format: &str| {
@@ -199,41 +228,41 @@ fn Results(page: AuditPage, query: AuditQuery, csrf: String) -> impl IntoView {
     });
     let lag = page.chain_len - page.indexed;
     let count = match (page.hits.len(), query.narrowed()) {
-        (0, true) => "No event matches this search.".to_string(),
-        (0, false) => "The trail holds no events yet.".to_string(),
-        (1, _) => "Showing 1 event.".to_string(),
-        (n, _) if page.next.is_some() => format!("Showing {n} events; more on the next page."),
-        (n, _) => format!("Showing {n} events."),
+        (0, true) => tr.t("audit.count_none_match").to_string(),
+        (0, false) => tr.t("audit.count_empty").to_string(),
+        (1, _) => tr.t("audit.count_one").to_string(),
+        (n, _) if page.next.is_some() => tr.f("audit.count_more", &[("n", n.to_string().as_str())]),
+        (n, _) => tr.f("audit.count_many", &[("n", n.to_string().as_str())]),
     };
     view! {
-        <section class="card audit-status" aria-label="The audit trail" data-testid="audit-status">
+        <section class="card audit-status" aria-label=tr.t("audit.status_label") data-testid="audit-status">
             <p>
-                {format!("The chain holds {} events", grouped(page.chain_len.max(0) as u64))}
-                {(lag > 0).then(|| format!(" ({} not yet searchable)", grouped(lag as u64)))}
-                ". "
+                {tr.f("audit.chain_holds", &[("n", grouped(page.chain_len.max(0) as u64).as_str())])}
+                {(lag > 0).then(|| tr.f("audit.not_searchable", &[("n", grouped(lag as u64).as_str())]))}
+                {tr.t("audit.chain_end")}
                 <Verified check=page.verified.clone() now/>
             </p>
             <PostForm action="/api/audit/verify".to_string() class="inline".to_string() notice="verify-result".to_string()>
                 <input type="hidden" name=CSRF_FIELD value=csrf/>
-                <button type="submit" data-testid="verify-chain">"Verify the chain now"</button>
+                <button type="submit" data-testid="verify-chain">{tr.t("audit.verify")}</button>
             </PostForm>
         </section>
         <section class="card" aria-labelledby="results-h">
             <div class="results-head">
                 <h2 id="results-h" data-testid="audit-count">{count}</h2>
                 <span class="export">
-                    "Export this search: "
+                    {tr.t("audit.export")}
                     <a href=export("csv") download data-testid="export-csv">"CSV"</a>
                     " · "
                     <a href=export("jsonl") download data-testid="export-jsonl">"JSON Lines"</a>
                 </span>
             </div>
             {(!page.hits.is_empty()).then(|| view! { <HitTable hits=page.hits.clone() now/> })}
-            <nav class="pager" aria-label="Pages">
+            <nav class="pager" aria-label=tr.t("audit.pages")>
                 {(!query.after.is_empty()).then(|| view! {
-                    <a href=format!("/audit?{}", first.to_query_string()) data-testid="first-page">"First page"</a>
+                    <a href=format!("/audit?{}", first.to_query_string()) data-testid="first-page">{tr.t("audit.first_page")}</a>
                 })}
-                {next.map(|href| view! { <a href=href rel="next" data-testid="next-page">"Next page"</a> })}
+                {next.map(|href| view! { <a href=href rel="next" data-testid="next-page">{tr.t("audit.next_page")}</a> })}
             </nav>
         </section>
     }
@@ -241,55 +270,75 @@ fn Results(page: AuditPage, query: AuditQuery, csrf: String) -> impl IntoView {
 
 #[component]
 fn Verified(check: Option<ChainCheck>, now: i64) -> impl IntoView {
+    let tr = use_tr();
     match check {
-        None => view! { <span data-testid="verified">"Not verified since the server started."</span> }.into_any(),
-        Some(c) => view! {
-            <span data-testid="verified" class=if c.problem.is_some() { "error" } else { "" }>
-                {format!("{} ({} ago).", c.describe(), span(now - c.checked_at_ms))}
-            </span>
+        None => view! { <span data-testid="verified">{tr.t("audit.not_verified")}</span> }.into_any(),
+        Some(c) => {
+            // The sentence of `ChainCheck::describe`, in the page's language.
+            let ago = tr.span(now - c.checked_at_ms);
+            let text = match &c.problem {
+                None => {
+                    let (n, at) = (grouped(c.up_to.max(0) as u64), tr.time(c.checked_at_ms));
+                    let checkpoints = c.checkpoints.to_string();
+                    let values: [(&str, &str); 4] =
+                        [("n", &n), ("at", &at), ("checkpoints", &checkpoints), ("ago", &ago)];
+                    tr.f("audit.verified_ok", &values)
+                }
+                Some((seq, why)) => {
+                    let seq = seq.to_string();
+                    let values: [(&str, &str); 3] = [("seq", &seq), ("why", why), ("ago", &ago)];
+                    tr.f("audit.verified_broken", &values)
+                }
+            };
+            view! {
+                <span data-testid="verified" class=if c.problem.is_some() { "error" } else { "" }>{text}</span>
+            }
+            .into_any()
         }
-        .into_any(),
     }
 }
 
 #[component]
 fn HitTable(hits: Vec<AuditHit>, now: i64) -> impl IntoView {
+    let tr = use_tr();
     view! {
         <div class="table-wrap">
             <table class="table audit-results">
                 <thead><tr>
-                    <th scope="col">"When"</th><th scope="col">"Agent"</th><th scope="col">"Tool"</th>
-                    <th scope="col">"Decision"</th><th scope="col">"By"</th><th scope="col">"What happened"</th>
+                    <th scope="col">{tr.t("audit.col_when")}</th><th scope="col">{tr.t("audit.col_agent")}</th><th scope="col">{tr.t("audit.col_tool")}</th>
+                    <th scope="col">{tr.t("audit.col_decision")}</th><th scope="col">{tr.t("audit.col_by")}</th><th scope="col">{tr.t("audit.col_what")}</th>
                 </tr></thead>
                 <tbody>
                     {hits.into_iter().map(|h| {
                         let by = h.source.clone().map(|s| match &h.reviewer {
-                            Some(r) if s == "reviewer" || s == "override" => format!("{s}: {r}"),
-                            _ => s,
+                            Some(r) if s == "reviewer" || s == "override" => {
+                                tr.f("audit.by_person", &[("source", source_text(tr, &s).as_str()), ("name", r.as_str())])
+                            }
+                            _ => source_text(tr, &s),
                         }).unwrap_or_else(|| who(&h.actor));
                         view! {
                             <tr data-testid="audit-row">
                                 <td>
-                                    <time title=utc(h.at_ms)>{utc(h.at_ms)}</time>
-                                    <div class="muted small">{format!("#{} · {} ago", h.seq, span(now - h.at_ms))}</div>
+                                    <time title=tr.time(h.at_ms)>{tr.time(h.at_ms)}</time>
+                                    <div class="muted small">{tr.f("audit.row_meta", &[("seq", h.seq.to_string().as_str()), ("ago", tr.span(now - h.at_ms).as_str())])}</div>
                                 </td>
                                 <td>{h.agent.clone().unwrap_or_default()}</td>
                                 <td>{h.tool.clone().map(|t| view! { <code>{t}</code> })}</td>
-                                <td>{h.status.clone().map(|s| view! { <span class=format!("badge status-{s}")>{s.clone()}</span> })}
-                                    {h.layer.clone().map(|l| view! { <div class="muted small">{format!("blocked by {l}")}</div> })}</td>
+                                <td>{h.status.clone().map(|s| view! { <span class=format!("badge status-{s}")>{tr.word("status", &s)}</span> })}
+                                    {h.layer.clone().map(|l| view! { <div class="muted small">{tr.f("audit.blocked_by", &[("layer", tr.word("layer", &l))])}</div> })}</td>
                                 <td>{by}</td>
                                 <td>
                                     <span data-testid="audit-summary">{h.summary.clone()}</span>
                                     <div class="links small">
                                         <code class="muted">{h.kind.clone()}</code>
                                         {h.session.clone().map(|s| view! {
-                                            " · " <a href=format!("/audit/sessions/{}", crate::api::encode(&s)) data-testid="trace-link">{format!("session {s}")}</a>
+                                            " · " <a href=format!("/audit/sessions/{}", crate::api::encode(&s)) data-testid="trace-link">{tr.f("audit.session_link", &[("id", s.as_str())])}</a>
                                         })}
                                         {h.trace.clone().map(|t| view! {
-                                            " · " <a href=format!("/audit/traces/{}", crate::api::encode(&t))>{format!("trace {t}")}</a>
+                                            " · " <a href=format!("/audit/traces/{}", crate::api::encode(&t))>{tr.f("audit.trace_link", &[("id", t.as_str())])}</a>
                                         })}
                                         {h.call_id.clone().map(|c| view! {
-                                            " · " <a href=format!("/calls/{c}")>"call"</a>
+                                            " · " <a href=format!("/calls/{c}")>{tr.t("audit.call_link")}</a>
                                         })}
                                     </div>
                                 </td>

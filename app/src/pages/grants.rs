@@ -2,21 +2,23 @@
 //! Server-rendered; the page reloads when a grant is made or ends anywhere.
 
 use crate::api::who;
-use crate::api::{error_text, list_grants, GrantView, SessionInfo, CSRF_FIELD};
+use crate::api::{error_text_in, list_grants, GrantView, SessionInfo, CSRF_FIELD};
 use crate::components::clock::{Tick, Ticker};
 use crate::components::post::PostForm;
 use crate::components::refresh::ReloadOn;
 use crate::components::shell::{use_session, Guarded};
+use crate::i18n::use_tr;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
 #[component]
 pub fn Grants() -> impl IntoView {
+    let tr = use_tr();
     view! {
-        <Title text="Grants"/>
+        <Title text=tr.t("grants.title")/>
         <Guarded path="/grants">
-            <h1>"Grants"</h1>
-            <p class="muted">"Approve-all grants let an agent session run a tool (or every tool of an MCP server) without asking, until they expire or are revoked. They never pass the guards or budgets."</p>
+            <h1>{tr.t("grants.heading")}</h1>
+            <p class="muted">{tr.t("grants.intro")}</p>
             <ReloadOn kinds=vec!["grants_changed".into()] ask=true/>
             <GrantsBody/>
         </Guarded>
@@ -25,11 +27,12 @@ pub fn Grants() -> impl IntoView {
 
 #[component]
 fn GrantsBody() -> impl IntoView {
+    let tr = use_tr();
     let SessionInfo { user, csrf_token, .. } = use_session();
     let can_revoke = user.is_some_and(|u| u.role.can_decide());
     let grants = Resource::new(|| (), |_| list_grants());
     view! {
-        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+        <Suspense fallback=move || view! { <p class="muted">{tr.t("grants.loading")}</p> }>
             {move || {
                 let csrf = csrf_token.clone();
                 Suspend::new(async move {
@@ -38,20 +41,20 @@ fn GrantsBody() -> impl IntoView {
                         let now = list.now_ms;
                         view! {
                             <section class="card" aria-labelledby="active-h">
-                                <h2 id="active-h">"In force"</h2>
+                                <h2 id="active-h">{tr.t("grants.in_force")}</h2>
                                 {if list.active.is_empty() {
-                                    view! { <p class="muted" data-testid="no-grants">"No active grants."</p> }.into_any()
+                                    view! { <p class="muted" data-testid="no-grants">{tr.t("grants.none")}</p> }.into_any()
                                 } else {
                                     view! { <GrantTable grants=list.active csrf=can_revoke.then_some(csrf) now/> }.into_any()
                                 }}
                             </section>
                             <section class="card" aria-labelledby="ended-h">
-                                <h2 id="ended-h">"Ended recently"</h2>
+                                <h2 id="ended-h">{tr.t("grants.ended")}</h2>
                                 <GrantTable grants=list.ended csrf=None now/>
                             </section>
                         }.into_any()
                     }
-                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{error_text_in(tr, &e)}</p> }.into_any(),
                 }
             })}}
         </Suspense>
@@ -61,20 +64,25 @@ fn GrantsBody() -> impl IntoView {
 /// Grants as a table; with a CSRF token, each row can be revoked.
 #[component]
 fn GrantTable(grants: Vec<GrantView>, csrf: Option<String>, now: i64) -> impl IntoView {
+    let tr = use_tr();
     let rows = grants
         .into_iter()
         .map(|g| {
             let ended = g.revoked_at_ms.map(|_| {
-                format!(
-                    "revoked by {}{}",
-                    who(g.revoked_by.as_deref().unwrap_or("?")),
-                    g.revoke_reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
+                let reason = g
+                    .revoke_reason
+                    .as_deref()
+                    .map(|r| tr.f("grants.revoke_reason", &[("reason", r)]))
+                    .unwrap_or_default();
+                tr.f(
+                    "grants.revoked_by",
+                    &[("who", &who(g.revoked_by.as_deref().unwrap_or("?"))), ("reason", &reason)],
                 )
             });
             let id = g.id.clone();
             view! {
                 <tr data-grant=g.id.clone() data-testid="grant-row">
-                    <td><strong>{g.name.clone()}</strong><br/><span class="muted">{if g.scope == "server" { "MCP server" } else { "tool" }}</span></td>
+                    <td><strong>{g.name.clone()}</strong><br/><span class="muted">{if g.scope == "server" { tr.t("grants.scope_server") } else { tr.t("grants.scope_tool") }}</span></td>
                     <td>{format!("{} · {}", g.agent, g.session_id)}</td>
                     <td>{who(&g.created_by)}</td>
                     <td>{match ended {
@@ -83,10 +91,10 @@ fn GrantTable(grants: Vec<GrantView>, csrf: Option<String>, now: i64) -> impl In
                     }}</td>
                     <td>{csrf.clone().map(|csrf| view! {
                         <PostForm action="/api/grants/revoke".to_string() class="inline".to_string()
-                            done="Grant revoked.".to_string() notice="grants-notice".to_string()>
+                            done=tr.t("grants.revoked").to_string() notice="grants-notice".to_string()>
                             <input type="hidden" name=CSRF_FIELD value=csrf/>
                             <input type="hidden" name="id" value=id/>
-                            <button type="submit" class="reject" data-testid="revoke">"Revoke"</button>
+                            <button type="submit" class="reject" data-testid="revoke">{tr.t("grants.revoke")}</button>
                         </PostForm>
                     })}</td>
                 </tr>
@@ -95,7 +103,13 @@ fn GrantTable(grants: Vec<GrantView>, csrf: Option<String>, now: i64) -> impl In
         .collect_view();
     view! {
         <table class="table">
-            <thead><tr><th scope="col">"Allows"</th><th scope="col">"Agent · session"</th><th scope="col">"Granted by"</th><th scope="col">"Until"</th><th scope="col"><span class="sr-only">"Action"</span></th></tr></thead>
+            <thead><tr>
+                <th scope="col">{tr.t("grants.col_allows")}</th>
+                <th scope="col">{tr.t("grants.col_agent_session")}</th>
+                <th scope="col">{tr.t("grants.col_granted_by")}</th>
+                <th scope="col">{tr.t("grants.col_until")}</th>
+                <th scope="col"><span class="sr-only">{tr.t("grants.col_action")}</span></th>
+            </tr></thead>
             <tbody>{rows}</tbody>
         </table>
     }

@@ -8,13 +8,14 @@
 //! island's signals; each part is a component below.
 
 use crate::api::{
-    error_text, get_queue, grouped, who, DecisionOutcome, Facet, LiveEvent, QueueItem, QueueQuery, QueueSnapshot,
+    error_text_in, get_queue, who, DecisionOutcome, Facet, LiveEvent, QueueItem, QueueQuery, QueueSnapshot,
     SessionInfo, Verdict,
 };
-use crate::components::clock::{countdown, span, start_clock, Clock};
+use crate::components::clock::{countdown, start_clock, Clock};
 use crate::components::live::{on_live_event, use_live};
 use crate::components::refresh;
 use crate::components::shell::{use_session, Guarded};
+use crate::i18n::{use_tr, Tr};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use std::collections::BTreeSet;
@@ -30,6 +31,7 @@ pub fn Queue() -> impl IntoView {
 
 #[component]
 fn QueueLoader() -> impl IntoView {
+    let tr = use_tr();
     let SessionInfo {
         user, csrf_token: csrf, ..
     } = use_session();
@@ -47,16 +49,16 @@ fn QueueLoader() -> impl IntoView {
     });
     let snapshot = Resource::new(move || query.get(), get_queue);
     view! {
-        <Suspense fallback=|| view! { <p class="muted">"Loading the queue…"</p> }>
+        <Suspense fallback=move || view! { <p class="muted">{tr.t("queue.loading")}</p> }>
             {move || {
                 let csrf = csrf.clone();
                 Suspend::new(async move {
                 match snapshot.await {
                     Ok(s) => view! {
-                        <Title text=title(s.total)/>
+                        <Title text=title(tr, s.total)/>
                         <QueueView snapshot=s query=query.get_untracked() csrf can_decide/>
                     }.into_any(),
-                    Err(e) => view! { <Title text="Queue"/><p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                    Err(e) => view! { <Title text=tr.t("queue.title")/><p class="error" role="alert">{error_text_in(tr, &e)}</p> }.into_any(),
                 }
             })}}
         </Suspense>
@@ -64,10 +66,10 @@ fn QueueLoader() -> impl IntoView {
 }
 
 /// The tab's title: how many calls wait.
-fn title(total: u64) -> String {
+fn title(tr: Tr, total: u64) -> String {
     match total {
-        0 => "Queue".to_string(),
-        n => format!("({n}) Queue"),
+        0 => tr.t("queue.title").to_string(),
+        n => tr.f("queue.title_count", &[("n", &n.to_string())]),
     }
 }
 
@@ -83,16 +85,17 @@ struct Row {
 /// says how many more arrived instead of growing without end.
 const LIVE_ROWS: usize = 100;
 
-fn waiting_text(total: u64) -> String {
+fn waiting_text(tr: Tr, total: u64) -> String {
     match total {
-        0 => "Nothing is waiting.".to_string(),
-        1 => "1 call is waiting.".to_string(),
-        n => format!("{} calls are waiting.", grouped(n)),
+        0 => tr.t("queue.waiting_none").to_string(),
+        1 => tr.t("queue.waiting_one").to_string(),
+        n => tr.f("queue.waiting_many", &[("n", &tr.number(n as i64))]),
     }
 }
 
 #[island]
 fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decide: bool) -> impl IntoView {
+    let tr = use_tr();
     let clock: Clock = start_clock(snapshot.now_ms);
     let page_size = snapshot.page_size.max(1) as usize;
     let first = snapshot.page as usize * page_size;
@@ -178,7 +181,7 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
                     if let Some(r) = rs.iter_mut().find(|r| r.item.id == d.id) {
                         r.decided = Some((
                             d.status.clone(),
-                            d.decided_by.clone().unwrap_or_else(|| "system".into()),
+                            d.decided_by.clone().unwrap_or_else(|| tr.t("queue.system").into()),
                         ));
                     }
                 });
@@ -209,7 +212,7 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
 
     // The tab's title follows the count (the server wrote the first one).
     #[cfg(feature = "hydrate")]
-    Effect::new(move |_| document().set_title(&format!("{} · Airlock", title(total.get()))));
+    Effect::new(move |_| document().set_title(&format!("{} · Airlock", title(tr, total.get()))));
 
     // Keyboard: j/k move, Enter opens, x selects, ? shows the keys.
     #[cfg(feature = "hydrate")]
@@ -217,11 +220,16 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
         use leptos::ev;
         use wasm_bindgen::JsCast;
         let handle = window_event_listener(ev::keydown, move |e: web_sys::KeyboardEvent| {
-            let typing = e
+            let tag = e
                 .target()
                 .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok())
-                .is_some_and(|el| matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"));
-            if typing || e.ctrl_key() || e.meta_key() || e.alt_key() {
+                .map(|el| el.tag_name())
+                .unwrap_or_default();
+            let typing = matches!(tag.as_str(), "INPUT" | "TEXTAREA" | "SELECT");
+            // Enter on a focused link or button is that element's own action (a keyboard
+            // user following a link must not open the cursor's call instead).
+            let own_enter = e.key() == "Enter" && matches!(tag.as_str(), "A" | "BUTTON" | "SUMMARY");
+            if typing || own_enter || e.ctrl_key() || e.meta_key() || e.alt_key() {
                 return;
             }
             let n = rows.with_untracked(Vec::len);
@@ -267,19 +275,24 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
     let range = if snapshot.matching == 0 {
         String::new()
     } else {
-        format!(
-            "{}–{} of {}",
-            grouped(first as u64 + 1),
-            grouped((first + shown_at_load) as u64),
-            grouped(snapshot.matching)
+        tr.f(
+            "queue.range",
+            &[
+                ("from", &tr.number(first as i64 + 1)),
+                ("to", &tr.number((first + shown_at_load) as i64)),
+                ("total", &tr.number(snapshot.matching as i64)),
+            ],
         )
     };
     let pager = (pages > 1).then(|| {
         view! {
-            <nav class="pager" aria-label="Pages" data-testid="pager">
-                {(page > 0).then(|| view! { <a href=link(page - 1) rel="prev">"‹ Previous"</a> })}
-                <span>{format!("Page {} of {} · {range}", page + 1, grouped(pages))}</span>
-                {(u64::from(page) + 1 < pages).then(|| view! { <a href=link(page + 1) rel="next">"Next ›"</a> })}
+            <nav class="pager" aria-label=tr.t("queue.pages") data-testid="pager">
+                {(page > 0).then(|| view! { <a href=link(page - 1) rel="prev">{tr.t("queue.previous")}</a> })}
+                <span>{tr.f(
+                    "queue.page_of",
+                    &[("page", &tr.number(i64::from(page) + 1)), ("pages", &tr.number(pages as i64)), ("range", &range)],
+                )}</span>
+                {(u64::from(page) + 1 < pages).then(|| view! { <a href=link(page + 1) rel="next">{tr.t("queue.next")}</a> })}
             </nav>
         }
     });
@@ -291,18 +304,18 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
 
     view! {
         <div class="page-head">
-            <h1>"Queue"</h1>
+            <h1>{tr.t("queue.heading")}</h1>
             <p class="muted" data-testid="queue-count" aria-live="polite">
-                {move || waiting_text(total.get())}
+                {move || waiting_text(tr, total.get())}
                 {move || query.with_value(QueueQuery::filtered).then(|| {
-                    format!(" {} match the filters.", grouped(matching.get()))
+                    tr.f("queue.matching", &[("n", &tr.number(matching.get() as i64))])
                 })}
             </p>
             <Show when=move || { overrides.get() > 0 }>
                 <p data-testid="overrides-awaiting-count">
                     <a href="/oncall">{move || match overrides.get() {
-                        1 => "1 break-glass override awaits review".to_string(),
-                        n => format!("{} break-glass overrides await review", grouped(n)),
+                        1 => tr.t("queue.overrides_one").to_string(),
+                        n => tr.f("queue.overrides_many", &[("n", &tr.number(n as i64))]),
                     }}</a>
                 </p>
             </Show>
@@ -311,10 +324,10 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
         <QueueFilters facets query=q active/>
         {can_decide.then(|| view! { <BatchBar selected csrf=csrf.clone()/> })}
         <section aria-labelledby="pending-h">
-            <h2 id="pending-h" class="sr-only">"Waiting for a decision"</h2>
+            <h2 id="pending-h" class="sr-only">{tr.t("queue.waiting_heading")}</h2>
             <Show when=move || rows.with(Vec::is_empty)>
                 <p class="card muted" data-testid="queue-empty">
-                    {move || if total.get() == 0 { "No calls are waiting." } else { "No waiting call matches the filters." }}
+                    {move || if total.get() == 0 { tr.t("queue.empty") } else { tr.t("queue.empty_filtered") }}
                 </p>
             </Show>
             <ol class="queue" data-testid="queue" start=(first + 1).to_string()>
@@ -326,8 +339,8 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
             </ol>
             <Show when=move || { more_arrived.get() > 0 }>
                 <p class="card muted" data-testid="more-arrived">
-                    {move || format!("{} more arrived since this page was loaded. ", grouped(more_arrived.get()))}
-                    <a href=link(page)>"Reload"</a>
+                    {move || tr.f("queue.more_arrived", &[("n", &tr.number(more_arrived.get() as i64))])}
+                    <a href=link(page)>{tr.t("queue.reload")}</a>
                 </p>
             </Show>
             {pager}
@@ -339,10 +352,20 @@ fn QueueView(snapshot: QueueSnapshot, query: QueueQuery, csrf: String, can_decid
     }
 }
 
+/// A facet's value as its select shows it: risk levels in words, tools and agents as named.
+fn facet_text<'a>(tr: Tr, name: &str, value: &'a str) -> &'a str {
+    if name == "risk" {
+        tr.word("risk", value)
+    } else {
+        value
+    }
+}
+
 /// Filters and order as a plain GET form (works without JavaScript); with JavaScript a
 /// change applies at once. On a phone the form is folded behind one button.
 #[component]
 fn QueueFilters(facets: (Vec<Facet>, Vec<Facet>, Vec<Facet>), query: QueueQuery, active: usize) -> impl IntoView {
+    let tr = use_tr();
     let (tools, agents, risks) = facets;
     let current = StoredValue::new(query.clone());
     let session = RwSignal::new(query.session.clone());
@@ -373,11 +396,18 @@ fn QueueFilters(facets: (Vec<Facet>, Vec<Facet>, Vec<Facet>), query: QueueQuery,
         view! {
             <label for=id.clone()>{label}</label>
             <select id=id name=name on:change=on_change>
-                <option value="">"All"</option>
-                {missing.map(|v| view! { <option value=v.clone() selected=true>{format!("{v} (0)")}</option> })}
+                <option value="">{tr.t("queue.all")}</option>
+                {missing.map(|v| {
+                    let text = tr.f("queue.facet_option", &[("value", facet_text(tr, name, &v)), ("n", "0")]);
+                    view! { <option value=v.clone() selected=true>{text}</option> }
+                })}
                 {facets.into_iter().map(|f| {
                     let selected = f.value == value;
-                    view! { <option value=f.value.clone() selected=selected>{format!("{} ({})", f.value, grouped(f.count))}</option> }
+                    let text = tr.f(
+                        "queue.facet_option",
+                        &[("value", facet_text(tr, name, &f.value)), ("n", &tr.number(f.count as i64))],
+                    );
+                    view! { <option value=f.value.clone() selected=selected>{text}</option> }
                 }).collect_view()}
             </select>
         }
@@ -393,27 +423,27 @@ fn QueueFilters(facets: (Vec<Facet>, Vec<Facet>, Vec<Facet>), query: QueueQuery,
     };
     let sort = query.sort.clone();
     let summary = match active {
-        0 => "Filters and order".to_string(),
-        n => format!("Filters ({n} on) and order"),
+        0 => tr.t("queue.filters").to_string(),
+        n => tr.f("queue.filters_on", &[("n", &n.to_string())]),
     };
     view! {
         <details class="card fold" data-testid="filters">
             <summary>{summary}</summary>
-            <form class="filters" method="get" action="/queue" aria-label="Filter and sort" on:submit=submit>
-                {select("Tool", "tool", tools, query.tool.clone())}
-                {select("Agent", "agent", agents, query.agent.clone())}
-                {select("Risk", "risk", risks, query.risk.clone())}
-                <label for="f-session">"Session"</label>
-                <input id="f-session" name="session" type="search" placeholder="session id"
+            <form class="filters" method="get" action="/queue" aria-label=tr.t("queue.filter_label") on:submit=submit>
+                {select(tr.t("queue.f_tool"), "tool", tools, query.tool.clone())}
+                {select(tr.t("queue.f_agent"), "agent", agents, query.agent.clone())}
+                {select(tr.t("queue.f_risk"), "risk", risks, query.risk.clone())}
+                <label for="f-session">{tr.t("queue.f_session")}</label>
+                <input id="f-session" name="session" type="search" placeholder=tr.t("queue.session_placeholder")
                     prop:value=move || session.get() on:input=move |e| session.set(event_target_value(&e))/>
-                <label for="f-sort">"Sort"</label>
+                <label for="f-sort">{tr.t("queue.f_sort")}</label>
                 <select id="f-sort" name="sort" on:change=sort_change>
-                    <option value="oldest" selected=sort.is_empty() || sort == "oldest">"Oldest first"</option>
-                    <option value="expiry" selected=sort == "expiry">"Expiring soonest"</option>
-                    <option value="risk" selected=sort == "risk">"Highest risk"</option>
+                    <option value="oldest" selected=sort.is_empty() || sort == "oldest">{tr.t("queue.sort_oldest")}</option>
+                    <option value="expiry" selected=sort == "expiry">{tr.t("queue.sort_expiry")}</option>
+                    <option value="risk" selected=sort == "risk">{tr.t("queue.sort_risk")}</option>
                 </select>
-                <button type="submit">"Apply"</button>
-                {(active > 0).then(|| view! { <a href="/queue">"Clear"</a> })}
+                <button type="submit">{tr.t("queue.apply")}</button>
+                {(active > 0).then(|| view! { <a href="/queue">{tr.t("queue.clear")}</a> })}
             </form>
         </details>
     }
@@ -428,6 +458,7 @@ fn QueueRow(
     clock: Clock,
     can_decide: bool,
 ) -> impl IntoView {
+    let tr = use_tr();
     let item = row.item;
     let id = item.id.clone();
     let href = format!("/calls/{id}");
@@ -447,11 +478,18 @@ fn QueueRow(
     };
     let created = item.created_at_ms;
     let expires = item.expires_at_ms;
-    let quorum = (item.approvers_required > 1)
-        .then(|| format!("{} of {} approvals", item.approvals.len(), item.approvers_required));
+    let quorum = (item.approvers_required > 1).then(|| {
+        tr.f(
+            "queue.quorum",
+            &[
+                ("n", &item.approvals.len().to_string()),
+                ("required", &item.approvers_required.to_string()),
+            ],
+        )
+    });
     let decided = row.decided.clone();
     let is_decided = decided.is_some();
-    let label = format!("Select {} call {}", item.tool, id);
+    let label = tr.f("queue.select_call", &[("tool", &item.tool), ("id", &id)]);
     view! {
         <li
             class="qrow"
@@ -465,27 +503,30 @@ fn QueueRow(
             })}
             <div class="qmain">
                 <a class="qtool" href=href>{item.tool.clone()}</a>
-                <span class=format!("risk risk-{}", item.risk)>{item.risk.clone()}</span>
-                {item.destructive.then(|| view! { <span class="tag warn">"destructive"</span> })}
-                {item.escalated.then(|| view! { <span class="tag escalated" data-testid="escalated">"escalated"</span> })}
+                <span class=format!("risk risk-{}", item.risk)>{tr.word("risk", &item.risk).to_string()}</span>
+                {item.destructive.then(|| view! { <span class="tag warn">{tr.t("queue.destructive")}</span> })}
+                {item.escalated.then(|| view! { <span class="tag escalated" data-testid="escalated">{tr.t("queue.escalated")}</span> })}
                 {item.server.clone().map(|s| view! { <span class="tag">{format!("MCP {s}")}</span> })}
                 <p class="why">
                     {item.rule.clone().map(|r| view! { <code>{r}</code>" · " })}
                     {item.reason.clone()}
                 </p>
                 <p class="meta muted">
-                    {format!("agent {} · session {}", item.agent, item.session_id)}
+                    {tr.f("queue.row_meta", &[("agent", &item.agent), ("session", &item.session_id)])}
                     {quorum.map(|q| view! { " · " <strong>{q}</strong> })}
                 </p>
             </div>
             <div class="qtime">
                 {match decided {
                     Some((status, by)) => view! {
-                        <span class="decided-by" data-testid="decided-by">{format!("{status} by {}", who(&by))}</span>
+                        <span class="decided-by" data-testid="decided-by">{tr.f(
+                            "queue.decided_by",
+                            &[("status", tr.word("status", &status)), ("who", &who(&by))],
+                        )}</span>
                     }.into_any(),
                     None => view! {
-                        <span class="age">{move || format!("{} ago", span(clock.now_ms.get() - created))}</span>
-                        <span class="countdown">{move || countdown(expires, clock.now_ms.get())}</span>
+                        <span class="age">{move || tr.f("queue.ago", &[("span", &tr.span(clock.now_ms.get() - created))])}</span>
+                        <span class="countdown">{move || countdown(tr, expires, clock.now_ms.get())}</span>
                     }.into_any(),
                 }}
             </div>
@@ -495,6 +536,7 @@ fn QueueRow(
 
 #[component]
 fn BatchBar(selected: RwSignal<BTreeSet<String>>, csrf: String) -> impl IntoView {
+    let tr = use_tr();
     let reason = RwSignal::new(String::new());
     let csrf = StoredValue::new(csrf);
     // Each selected call is decided on its own; the answer says how each went.
@@ -532,18 +574,18 @@ fn BatchBar(selected: RwSignal<BTreeSet<String>>, csrf: String) -> impl IntoView
     });
     let count = move || selected.with(BTreeSet::len);
     view! {
-        <section class="card batch" class:idle=move || count() == 0 aria-label="Batch decision" data-testid="batch-bar">
-            <span>{move || format!("{} selected", count())}</span>
+        <section class="card batch" class:idle=move || count() == 0 aria-label=tr.t("queue.batch_label") data-testid="batch-bar">
+            <span>{move || tr.f("queue.selected", &[("n", &count().to_string())])}</span>
             <button
                 type="button"
                 class="approve"
                 disabled=move || count() == 0 || run.pending().get()
                 on:click=move |_| { run.dispatch((Verdict::Approve, String::new())); }
-            >"Approve selected"</button>
-            <label for="batch-reason" class="sr-only">"Reason for rejecting the selected calls"</label>
+            >{tr.t("queue.approve_selected")}</button>
+            <label for="batch-reason" class="sr-only">{tr.t("queue.batch_reason_label")}</label>
             <input
                 id="batch-reason"
-                placeholder="Reason (required to reject)"
+                placeholder=tr.t("queue.batch_reason_placeholder")
                 prop:value=move || reason.get()
                 on:input=move |e| reason.set(event_target_value(&e))
             />
@@ -552,10 +594,10 @@ fn BatchBar(selected: RwSignal<BTreeSet<String>>, csrf: String) -> impl IntoView
                 class="reject"
                 disabled=move || count() == 0 || reason.with(|r| r.trim().is_empty()) || run.pending().get()
                 on:click=move |_| { run.dispatch((Verdict::Reject, reason.get_untracked())); }
-            >"Reject selected"</button>
+            >{tr.t("queue.reject_selected")}</button>
             {move || results().map(|r| match r {
                 Ok(outs) => view! { <BatchResults outs/> }.into_any(),
-                Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                Err(e) => view! { <p class="error" role="alert">{error_text_in(tr, &e)}</p> }.into_any(),
             })}
         </section>
     }
@@ -563,11 +605,15 @@ fn BatchBar(selected: RwSignal<BTreeSet<String>>, csrf: String) -> impl IntoView
 
 #[component]
 fn BatchResults(outs: Vec<DecisionOutcome>) -> impl IntoView {
+    let tr = use_tr();
     let ok = outs.iter().filter(|o| o.ok).count();
     let failed = outs.len() - ok;
     view! {
         <div class="batch-results" role="status" data-testid="batch-results">
-            <p><strong>{format!("{ok} decided")}</strong>{(failed > 0).then(|| format!(", {failed} failed"))}</p>
+            <p>
+                <strong>{tr.f("queue.batch_decided", &[("n", &ok.to_string())])}</strong>
+                {(failed > 0).then(|| tr.f("queue.batch_failed", &[("n", &failed.to_string())]))}
+            </p>
             <ul>
                 {outs.into_iter().map(|o| view! {
                     <li class:error=!o.ok data-call=o.id.clone()>{format!("{}: {}", o.id, o.message)}</li>
@@ -581,6 +627,7 @@ fn BatchResults(outs: Vec<DecisionOutcome>) -> impl IntoView {
 /// in the background; the tab's title counts the waiting calls.
 #[component]
 fn NotifyToggle(arrived: RwSignal<Option<QueueItem>>) -> impl IntoView {
+    let tr = use_tr();
     let enabled = RwSignal::new(false);
     #[cfg(feature = "hydrate")]
     {
@@ -590,8 +637,12 @@ fn NotifyToggle(arrived: RwSignal<Option<QueueItem>>) -> impl IntoView {
             if enabled.get_untracked() && document().hidden() {
                 let opts = web_sys::NotificationOptions::new();
                 opts.set_body(&item.reason);
-                let what = if item.escalated { "Escalated" } else { "Held" };
-                let _ = web_sys::Notification::new_with_options(&format!("{what}: {}", item.tool), &opts);
+                let key = if item.escalated {
+                    crate::i18n::tr_key("queue.notify_escalated")
+                } else {
+                    crate::i18n::tr_key("queue.notify_held")
+                };
+                let _ = web_sys::Notification::new_with_options(&tr.f(key, &[("tool", &item.tool)]), &opts);
             }
         });
     }
@@ -613,24 +664,25 @@ fn NotifyToggle(arrived: RwSignal<Option<QueueItem>>) -> impl IntoView {
     };
     view! {
         <button type="button" class="link notify" on:click=ask disabled=move || enabled.get()>
-            {move || if enabled.get() { "Notifications on" } else { "Notify me of new and escalated calls" }}
+            {move || if enabled.get() { tr.t("queue.notify_on") } else { tr.t("queue.notify_ask") }}
         </button>
     }
 }
 
 #[component]
 fn KeyHelp(help: RwSignal<bool>) -> impl IntoView {
+    let tr = use_tr();
     view! {
-        <div class="card keyhelp" role="dialog" aria-label="Keyboard shortcuts" data-testid="key-help">
-            <h2>"Keyboard"</h2>
+        <div class="card keyhelp" role="dialog" aria-label=tr.t("queue.keys_label") data-testid="key-help">
+            <h2>{tr.t("queue.keys_heading")}</h2>
             <dl class="facts">
-                <dt><kbd>"j"</kbd>" / "<kbd>"k"</kbd></dt><dd>"next / previous call"</dd>
-                <dt><kbd>"Enter"</kbd></dt><dd>"open the call"</dd>
-                <dt><kbd>"x"</kbd></dt><dd>"select for a batch decision"</dd>
-                <dt><kbd>"a"</kbd>" / "<kbd>"r"</kbd>" / "<kbd>"e"</kbd></dt><dd>"on a call: approve / reject / edit"</dd>
-                <dt><kbd>"?"</kbd></dt><dd>"show or hide these keys"</dd>
+                <dt><kbd>"j"</kbd>" / "<kbd>"k"</kbd></dt><dd>{tr.t("queue.key_move")}</dd>
+                <dt><kbd>"Enter"</kbd></dt><dd>{tr.t("queue.key_open")}</dd>
+                <dt><kbd>"x"</kbd></dt><dd>{tr.t("queue.key_select")}</dd>
+                <dt><kbd>"a"</kbd>" / "<kbd>"r"</kbd>" / "<kbd>"e"</kbd></dt><dd>{tr.t("queue.key_decide")}</dd>
+                <dt><kbd>"?"</kbd></dt><dd>{tr.t("queue.key_help")}</dd>
             </dl>
-            <button type="button" on:click=move |_| help.set(false)>"Close"</button>
+            <button type="button" on:click=move |_| help.set(false)>{tr.t("queue.close")}</button>
         </div>
     }
 }
@@ -638,25 +690,28 @@ fn KeyHelp(help: RwSignal<bool>) -> impl IntoView {
 /// The connection's counters (also what the browser tests watch).
 #[component]
 fn LiveFooter() -> impl IntoView {
+    let tr = use_tr();
     let live = use_live();
     let received = move || live.map_or(0, |l| l.received.get());
     let last = move || {
         live.and_then(|l| l.last.get())
             .map(|e| format!("#{} {}", e.seq, e.event.kind()))
-            .unwrap_or_else(|| "none yet".into())
+            .unwrap_or_else(|| tr.t("queue.none_yet").into())
     };
     view! {
         <footer class="live-footer muted">
-            "Live updates: "<span data-testid="events-received">{received}</span>
-            " events · latest "<span data-testid="last-event">{last}</span>
-            " · press "<kbd>"?"</kbd>" for keys"
+            {tr.t("queue.live_before")}<span data-testid="events-received">{received}</span>
+            {tr.t("queue.live_middle")}<span data-testid="last-event">{last}</span>
+            {tr.t("queue.live_press")}<kbd>"?"</kbd>{tr.t("queue.live_after")}
         </footer>
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{grouped, waiting_text};
+    use super::waiting_text;
+    use crate::api::grouped;
+    use crate::i18n::Tr;
 
     #[test]
     fn counts_are_grouped_by_thousands() {
@@ -665,7 +720,7 @@ mod tests {
         assert_eq!(grouped(1000), "1,000");
         assert_eq!(grouped(55_000), "55,000");
         assert_eq!(grouped(1_234_567), "1,234,567");
-        assert_eq!(waiting_text(50_000), "50,000 calls are waiting.");
-        assert_eq!(waiting_text(1), "1 call is waiting.");
+        assert_eq!(waiting_text(Tr::default(), 50_000), "50,000 calls are waiting.");
+        assert_eq!(waiting_text(Tr::default(), 1), "1 call is waiting.");
     }
 }

@@ -5,7 +5,7 @@
 //! islands. A decision (here or by someone else) reloads the page, which then shows the
 //! call's new state with the outcome's message.
 
-use crate::api::{error_text, get_call, who, CallDetail, GrantScopeKind, Permission, SessionInfo, Verdict};
+use crate::api::{error_text_in, get_call, who, CallDetail, GrantScopeKind, Permission, SessionInfo, Verdict};
 use crate::components::break_glass::on_break_glass;
 use crate::components::clock::{Tick, Ticker};
 use crate::components::diff::Diff;
@@ -14,14 +14,16 @@ use crate::components::json::JsonView;
 use crate::components::refresh;
 use crate::components::refresh::{Flash, ReloadOn};
 use crate::components::shell::{use_session, Guarded};
+use crate::i18n::use_tr;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
 #[component]
 pub fn Review() -> impl IntoView {
+    let tr = use_tr();
     view! {
-        <Title text="Review"/>
+        <Title text=tr.t("review.title")/>
         <Guarded path="/queue">
             <ReviewLoader/>
         </Guarded>
@@ -30,6 +32,7 @@ pub fn Review() -> impl IntoView {
 
 #[component]
 fn ReviewLoader() -> impl IntoView {
+    let tr = use_tr();
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
     let SessionInfo {
@@ -42,7 +45,7 @@ fn ReviewLoader() -> impl IntoView {
         .is_some_and(|u| u.role.may(Permission::Decide) && u.role.may(Permission::RevealSecrets));
     let detail = Resource::new(id, get_call);
     view! {
-        <Suspense fallback=|| view! { <p class="muted">"Loading the call…"</p> }>
+        <Suspense fallback=move || view! { <p class="muted">{tr.t("review.loading")}</p> }>
             {move || {
                 let csrf = csrf.clone();
                 Suspend::new(async move {
@@ -50,9 +53,9 @@ fn ReviewLoader() -> impl IntoView {
                     Ok(d) => view! { <ReviewView detail=d csrf can_decide can_reveal/> }.into_any(),
                     Err(e) => view! {
                         <section class="card narrow">
-                            <h1>"Call not found"</h1>
-                            <p class="error" role="alert">{error_text(&e)}</p>
-                            <p><a href="/queue">"Back to the queue"</a></p>
+                            <h1>{tr.t("review.not_found")}</h1>
+                            <p class="error" role="alert">{error_text_in(tr, &e)}</p>
+                            <p><a href="/queue">{tr.t("review.back_to_queue")}</a></p>
                         </section>
                     }.into_any(),
                 }
@@ -63,6 +66,7 @@ fn ReviewLoader() -> impl IntoView {
 
 #[component]
 fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, can_reveal: bool) -> impl IntoView {
+    let tr = use_tr();
     let me = use_session().user;
     let may_break_glass = me.as_ref().is_some_and(|u| u.role.may(Permission::BreakGlass));
     let me = me.map(|u| format!("user:{}", u.username)).unwrap_or_default();
@@ -72,27 +76,33 @@ fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, can_reveal: bo
     let status_line = if pending {
         None
     } else {
-        Some(format!(
-            "{} by {}{}",
-            detail.status,
-            who(detail.decided_by.as_deref().unwrap_or("the policy")),
-            detail
-                .comment
-                .as_deref()
-                .map(|c| format!(": “{c}”"))
-                .unwrap_or_default()
+        let comment = detail
+            .comment
+            .as_deref()
+            .map(|c| tr.f("review.comment", &[("comment", c)]))
+            .unwrap_or_default();
+        Some(tr.f(
+            "review.status_line",
+            &[
+                ("status", tr.word("status", &detail.status)),
+                (
+                    "who",
+                    &who(detail.decided_by.as_deref().unwrap_or(tr.t("review.the_policy"))),
+                ),
+                ("comment", &comment),
+            ],
         ))
     };
     let quorum = (item.approvers_required > 1).then(|| {
         let names: Vec<String> = item.approvals.iter().map(|a| who(a)).collect();
-        format!(
-            "Needs {} distinct approvers; approved so far: {}",
-            item.approvers_required,
-            if names.is_empty() {
-                "nobody".to_string()
-            } else {
-                names.join(", ")
-            }
+        let so_far = if names.is_empty() {
+            tr.t("review.nobody").to_string()
+        } else {
+            names.join(tr.t("review.list_sep"))
+        };
+        tr.f(
+            "review.quorum",
+            &[("n", &item.approvers_required.to_string()), ("names", &so_far)],
         )
     });
     // A modification awaiting its quorum is what a further edit starts from.
@@ -102,7 +112,7 @@ fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, can_reveal: bo
         .unwrap_or_else(|| detail.arguments.clone());
     let revealable = can_reveal && !detail.masked.is_empty();
     view! {
-        <p class="crumbs"><a href="/queue">"← Queue"</a></p>
+        <p class="crumbs"><a href="/queue">{tr.t("review.crumb_queue")}</a></p>
         {pending.then(|| view! {
             <ReloadOn kinds=vec!["call_decided".into(), "call_updated".into()] call=item.id.clone() ask=false/>
         })}
@@ -110,8 +120,8 @@ fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, can_reveal: bo
             <header class="review-head">
                 <h1>
                     <span class="qtool">{item.tool.clone()}</span>
-                    " "<span class=format!("risk risk-{}", item.risk)>{item.risk.clone()}</span>
-                    {item.destructive.then(|| view! { " "<span class="tag warn">"destructive"</span> })}
+                    " "<span class=format!("risk risk-{}", item.risk)>{tr.word("risk", &item.risk).to_string()}</span>
+                    {item.destructive.then(|| view! { " "<span class="tag warn">{tr.t("review.destructive")}</span> })}
                 </h1>
                 <p class="muted">{detail.tool_description.clone()}</p>
                 {match (pending, item.expires_at_ms) {
@@ -120,46 +130,53 @@ fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, can_reveal: bo
                             <Ticker tick=Tick::Left at_ms=at now_ms=now testid="countdown".to_string()/>
                         </p>
                     }.into_any(),
-                    (true, None) => view! { <p class="countdown big" data-testid="countdown">"no expiry"</p> }.into_any(),
+                    (true, None) => view! { <p class="countdown big" data-testid="countdown">{tr.t("review.no_expiry")}</p> }.into_any(),
                     (false, _) => view! {
                         <p class="decided-banner" role="status" data-testid="decided-banner">{status_line.clone()}</p>
                     }.into_any(),
                 }}
             </header>
             <section class="card why" aria-labelledby="why-h">
-                <h2 id="why-h">"Why it was held"</h2>
+                <h2 id="why-h">{tr.t("review.why_heading")}</h2>
                 <p>
                     {item.rule.clone().map(|r| view! { <code data-testid="rule">{r}</code>" — " })}
                     <span data-testid="reason">{item.reason.clone()}</span>
                 </p>
                 {quorum.map(|q| view! { <p data-testid="quorum"><strong>{q}</strong></p> })}
                 {(!detail.shadow.is_empty()).then(|| view! {
-                    <details><summary>"Rules in shadow mode"</summary>
+                    <details><summary>{tr.t("review.shadow")}</summary>
                         <ul>{detail.shadow.iter().map(|s| view! { <li>{s.clone()}</li> }).collect_view()}</ul>
                     </details>
                 })}
             </section>
             <section class="card" aria-labelledby="args-h">
                 <h2 id="args-h">
-                    {if detail.final_arguments.is_some() { "Proposed arguments" } else { "Arguments" }}
+                    {if detail.final_arguments.is_some() { tr.t("review.proposed_arguments") } else { tr.t("review.arguments") }}
                 </h2>
                 <JsonView json=detail.arguments.clone() testid="arguments"/>
                 {(!detail.masked.is_empty()).then(|| view! {
-                    <p class="muted">{format!("Redacted for display: {}. The agent receives the real values.", detail.masked.join(", "))}</p>
+                    <p class="muted">{tr.f("review.masked", &[("fields", &detail.masked.join(", "))])}</p>
                 })}
                 {detail.final_arguments.clone().map(|f| view! {
-                    <h3>{if pending { "Modified by a reviewer: approving releases these" } else { "Released arguments (modified)" }}</h3>
+                    <h3>{if pending { tr.t("review.modified_pending") } else { tr.t("review.modified_released") }}</h3>
                     <JsonView json=f testid="final-arguments"/>
                 })}
             </section>
             {detail.impact.clone().map(|i| view! {
                 <section class="card" aria-labelledby="impact-h" data-testid="impact">
-                    <h2 id="impact-h">"What it would affect"</h2>
+                    <h2 id="impact-h">{tr.t("review.impact_heading")}</h2>
                     {match (i.files, i.bytes) {
                         (Some(f), Some(b)) => view! {
-                            <p><strong>{format!("{f} file(s), {}{}", bytes(b), if i.complete { "" } else { " or more" })}</strong></p>
+                            <p><strong>{tr.f(
+                                "review.impact",
+                                &[
+                                    ("files", &tr.number(f as i64)),
+                                    ("size", &bytes(b)),
+                                    ("more", if i.complete { "" } else { tr.t("review.or_more") }),
+                                ],
+                            )}</strong></p>
                         }.into_any(),
-                        _ => view! { <p class="muted">"Not on this host: sizes unknown."</p> }.into_any(),
+                        _ => view! { <p class="muted">{tr.t("review.sizes_unknown")}</p> }.into_any(),
                     }}
                     <ul class="paths">{i.paths.into_iter().map(|p| view! { <li><code>{p}</code></li> }).collect_view()}</ul>
                 </section>
@@ -180,29 +197,29 @@ fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, can_reveal: bo
                 <BreakGlassBox allowed=detail.break_glass id=item.id.clone() csrf=csrf.clone() me/>
             })}
             {(pending && !can_decide).then(|| view! {
-                <p class="card muted" data-testid="read-only">"Your role can read this call but not decide it."</p>
+                <p class="card muted" data-testid="read-only">{tr.t("review.read_only")}</p>
             })}
             <section class="card" aria-labelledby="agent-h">
-                <h2 id="agent-h">"From the agent"</h2>
+                <h2 id="agent-h">{tr.t("review.from_agent")}</h2>
                 <dl class="facts">
-                    <dt>"Agent"</dt><dd>{item.agent.clone()}</dd>
-                    <dt>"Session"</dt><dd>{item.session_id.clone()}</dd>
-                    {detail.trace_id.clone().map(|t| view! { <dt>"Trace"</dt><dd>{t}</dd> })}
-                    <dt>"Received"</dt><dd><Ticker tick=Tick::Ago at_ms=item.created_at_ms now_ms=now/></dd>
-                    <dt>"Reason given"</dt><dd data-testid="agent-reason">{detail.agent_reason.clone().unwrap_or_else(|| "—".into())}</dd>
+                    <dt>{tr.t("review.agent")}</dt><dd>{item.agent.clone()}</dd>
+                    <dt>{tr.t("review.session")}</dt><dd>{item.session_id.clone()}</dd>
+                    {detail.trace_id.clone().map(|t| view! { <dt>{tr.t("review.trace")}</dt><dd>{t}</dd> })}
+                    <dt>{tr.t("review.received")}</dt><dd><Ticker tick=Tick::Ago at_ms=item.created_at_ms now_ms=now/></dd>
+                    <dt>{tr.t("review.reason_given")}</dt><dd data-testid="agent-reason">{detail.agent_reason.clone().unwrap_or_else(|| "—".into())}</dd>
                 </dl>
-                {detail.plan.clone().map(|p| view! { <h3>"Plan"</h3><pre class="plan">{p}</pre> })}
-                {detail.context.clone().map(|c| view! { <h3>"Context"</h3><JsonView json=c/> })}
+                {detail.plan.clone().map(|p| view! { <h3>{tr.t("review.plan")}</h3><pre class="plan">{p}</pre> })}
+                {detail.context.clone().map(|c| view! { <h3>{tr.t("review.context")}</h3><JsonView json=c/> })}
             </section>
             <section class="card" aria-labelledby="session-h">
-                <h2 id="session-h">"This session's recent calls"</h2>
+                <h2 id="session-h">{tr.t("review.session_calls")}</h2>
                 <ol class="session-calls">
                     {detail.session.iter().map(|c| {
                         let current = c.id == detail.item.id;
                         view! {
                             <li class:current=current>
                                 <a href=format!("/calls/{}", c.id)>{c.tool.clone()}</a>
-                                " "<span class=format!("status status-{}", c.status)>{c.status.clone()}</span>
+                                " "<span class=format!("status status-{}", c.status)>{tr.word("status", &c.status).to_string()}</span>
                             </li>
                         }
                     }).collect_view()}
@@ -239,6 +256,7 @@ fn Decisions(
     not_grantable: Option<String>,
     revealable: bool,
 ) -> impl IntoView {
+    let tr = use_tr();
     let id = StoredValue::new(id);
     let csrf = StoredValue::new(csrf);
     let original = StoredValue::new(current.clone());
@@ -287,7 +305,7 @@ fn Decisions(
             let page_busy = refresh::busy();
             leptos::task::spawn_local(async move {
                 let _page_busy = page_busy;
-                let a = crate::components::post::post("/api/calls/decide", body).await;
+                let a = crate::components::post::post_in(tr, "/api/calls/decide", body).await;
                 busy.set(false);
                 let f = Flash::new("decision-message", a.ok, a.message.unwrap_or_default());
                 if a.ok {
@@ -311,7 +329,7 @@ fn Decisions(
                 ("id", &id.get_value()),
             ]);
             leptos::task::spawn_local(async move {
-                let a = crate::components::post::post("/api/calls/reveal", body).await;
+                let a = crate::components::post::post_in(tr, "/api/calls/reveal", body).await;
                 revealing.set(false);
                 match (a.ok, a.message) {
                     (true, Some(raw)) => {
@@ -361,72 +379,72 @@ fn Decisions(
     let busy = move || busy.get();
     view! {
         <section class="card decide" aria-labelledby="decide-h" data-testid="decisions">
-            <h2 id="decide-h">"Decision"</h2>
+            <h2 id="decide-h">{tr.t("review.decision")}</h2>
             {move || refused.get().map(Flash::view)}
             <div class="actions">
                 <button type="button" class="approve" data-testid="approve" disabled=busy on:click=move |_| submit(Verdict::Approve)>
-                    {move || if grant_on.get() { "Approve and allow for the session" } else { "Approve" }}
+                    {move || if grant_on.get() { tr.t("review.approve_and_grant") } else { tr.t("review.approve") }}
                     <kbd>"a"</kbd>
                 </button>
-                <button type="button" data-testid="skip" disabled=busy on:click=move |_| submit(Verdict::Skip)>"Skip"</button>
+                <button type="button" data-testid="skip" disabled=busy on:click=move |_| submit(Verdict::Skip)>{tr.t("review.skip")}</button>
                 <button type="button" data-testid="edit" disabled=busy on:click=move |_| editing.update(|e| *e = !*e)>
-                    "Edit arguments"<kbd>"e"</kbd>
+                    {tr.t("review.edit")}<kbd>"e"</kbd>
                 </button>
             </div>
             {grantable.then(|| view! {
                 <fieldset class="grant">
-                    <legend>"Approve all"</legend>
+                    <legend>{tr.t("review.approve_all")}</legend>
                     <label class="check">
                         <input type="checkbox" data-testid="grant-on" prop:checked=move || grant_on.get()
                             on:change=move |e| grant_on.set(event_target_checked(&e))/>
-                        "Also allow later calls of this session without asking"
+                        {tr.t("review.grant_on")}
                     </label>
-                    <label for="grant-scope">"For"</label>
+                    <label for="grant-scope">{tr.t("review.grant_scope")}</label>
                     <select id="grant-scope" data-testid="grant-scope" on:change=move |e| grant_scope.set(
                         if event_target_value(&e) == "server" { GrantScopeKind::Server } else { GrantScopeKind::Tool })>
-                        <option value="tool">{format!("this tool ({tool})")}</option>
-                        {server.clone().map(|s| view! { <option value="server">{format!("every tool of MCP server {s}")}</option> })}
+                        <option value="tool">{tr.f("review.scope_tool", &[("tool", &tool)])}</option>
+                        {server.clone().map(|s| view! { <option value="server">{tr.f("review.scope_server", &[("server", &s)])}</option> })}
                     </select>
-                    <label for="grant-minutes">"Duration"</label>
+                    <label for="grant-minutes">{tr.t("review.grant_duration")}</label>
                     <select id="grant-minutes" data-testid="grant-minutes" on:change=move |e| grant_minutes.set(event_target_value(&e).parse().unwrap_or(60))>
-                        <option value="15">"15 minutes"</option>
-                        <option value="60" selected>"1 hour"</option>
-                        <option value="240">"4 hours"</option>
-                        <option value="480">"8 hours"</option>
+                        <option value="15">{tr.t("review.minutes_15")}</option>
+                        <option value="60" selected>{tr.t("review.hour_1")}</option>
+                        <option value="240">{tr.t("review.hours_4")}</option>
+                        <option value="480">{tr.t("review.hours_8")}</option>
                     </select>
-                    <p class="muted">"Guards and budgets still apply; the grant ends if the agent reports a new trust context."</p>
+                    <p class="muted">{tr.t("review.grant_note")}</p>
                 </fieldset>
             })}
             {(!grantable).then(|| not_grantable.map(|why| view! {
-                <p class="muted" data-testid="no-grant">{format!("Approve-all is not offered: {why}.")}</p>
+                <p class="muted" data-testid="no-grant">{tr.f("review.no_grant", &[("why", &why)])}</p>
             }))}
             <div class="reject-box">
-                <label for="reject-reason">"Reason (sent to the agent)"<kbd>"r"</kbd></label>
+                <label for="reject-reason">{tr.t("review.reject_reason")}<kbd>"r"</kbd></label>
                 <textarea id="reject-reason" data-testid="reject-reason" node_ref=reason_ref rows="2"
                     prop:value=move || reason.get() on:input=move |e| reason.set(event_target_value(&e))></textarea>
                 <button type="button" class="reject" data-testid="reject"
                     disabled=move || busy() || reason.with(|r| r.trim().is_empty())
-                    on:click=move |_| submit(Verdict::Reject)>"Reject"</button>
+                    on:click=move |_| submit(Verdict::Reject)>{tr.t("review.reject")}</button>
             </div>
             <Show when=move || editing.get()>
                 <div class="edit-box">
-                    <label for="edit-args">"Arguments to release (JSON)"</label>
+                    <label for="edit-args">{tr.t("review.edit_label")}</label>
                     <textarea id="edit-args" class="code" data-testid="edit-arguments" node_ref=edit_ref rows="10" spellcheck="false"
                         prop:value=move || edited.get()
                         on:input=move |e| { edited.set(event_target_value(&e)); reviewing_diff.set(false); }></textarea>
-                    <p class="muted">"Values shown as [redacted: …] keep their real value if left where they are."</p>
+                    <p class="muted">{tr.t("review.edit_redacted_note")}</p>
                     {revealable.then(|| view! {
                         <button type="button" data-testid="reveal" disabled=move || revealing.get()
                             on:click=move |_| reveal()>
-                            "Show redacted values (audited)"
+                            {tr.t("review.reveal")}
                         </button>
                         {move || reveal_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
                     })}
-                    <button type="button" data-testid="review-changes" on:click=move |_| reviewing_diff.set(true)>"Review changes"</button>
+                    <button type="button" data-testid="review-changes" on:click=move |_| reviewing_diff.set(true)>{tr.t("review.review_changes")}</button>
                     <Show when=move || reviewing_diff.get()>
                         <Diff before=original.get_value() after=edited.get()/>
                         <button type="button" class="approve" data-testid="release-modified" disabled=busy
-                            on:click=move |_| submit(Verdict::Modify)>"Release modified call"</button>
+                            on:click=move |_| submit(Verdict::Modify)>{tr.t("review.release_modified")}</button>
                     </Show>
                 </div>
             </Show>
@@ -438,6 +456,7 @@ fn Decisions(
 /// break-glass board live (started elsewhere, or ended by time).
 #[island]
 fn BreakGlassBox(allowed: bool, id: String, csrf: String, me: String) -> impl IntoView {
+    let tr = use_tr();
     let on = move || on_break_glass(&me);
     let (id, csrf) = (StoredValue::new(id), StoredValue::new(csrf));
     let busy = RwSignal::new(false);
@@ -453,7 +472,7 @@ fn BreakGlassBox(allowed: bool, id: String, csrf: String, me: String) -> impl In
             let page_busy = refresh::busy();
             leptos::task::spawn_local(async move {
                 let _page_busy = page_busy;
-                let a = crate::components::post::post("/api/oncall/override", body).await;
+                let a = crate::components::post::post_in(tr, "/api/oncall/override", body).await;
                 busy.set(false);
                 let f = Flash::new("override-message", a.ok, a.message.unwrap_or_default());
                 if a.ok {
@@ -469,19 +488,23 @@ fn BreakGlassBox(allowed: bool, id: String, csrf: String, me: String) -> impl In
     };
     view! {
         <section class="card" aria-labelledby="bg-h" data-testid="break-glass-box">
-            <h2 id="bg-h">"Break-glass"</h2>
+            <h2 id="bg-h">{tr.t("review.bg_heading")}</h2>
             {move || refused.get().map(Flash::view)}
             {if !allowed {
-                view! { <p class="muted">"The policy does not let break-glass release this tool (break_glass = false): a reviewer must decide it."</p> }.into_any()
+                view! { <p class="muted">{tr.t("review.bg_not_allowed")}</p> }.into_any()
             } else {
                 view! {
-                    <Show when=on.clone() fallback=|| view! {
-                        <p class="muted">"In an emergency you may release this call without the usual approvals: "<a href="/oncall">"start break-glass"</a>" first."</p>
+                    <Show when=on.clone() fallback=move || view! {
+                        <p class="muted">
+                            {tr.t("review.bg_start_before")}
+                            <a href="/oncall">{tr.t("review.bg_start_link")}</a>
+                            {tr.t("review.bg_start_after")}
+                        </p>
                     }>
-                        <p class="muted">"Releases the call now, whatever approvals it still lacks. Recorded with your justification; another person reviews it afterwards."</p>
+                        <p class="muted">{tr.t("review.bg_release_help")}</p>
                         <button type="button" class="reject" data-testid="override" disabled=move || busy.get()
                             on:click=move |_| release()>
-                            "Release under break-glass"
+                            {tr.t("review.bg_release")}
                         </button>
                     </Show>
                 }.into_any()

@@ -3,28 +3,28 @@
 //! policy-lifecycle work; the page says so rather than pretending there is nothing to show.
 
 use crate::api::{
-    error_text, get_shadow_report, get_stats, get_stats_range, grouped, who, Facet, ShadowReport, StatsRange,
+    error_text_in, get_shadow_report, get_stats, get_stats_range, grouped, who, Facet, ShadowReport, StatsRange,
     StatsSummary,
 };
-use crate::components::clock::{span, utc};
 use crate::components::shell::Guarded;
+use crate::i18n::{use_tr, Tr};
+use crate::pages::audit::layer_text;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 #[component]
 pub fn Stats() -> impl IntoView {
+    let tr = use_tr();
     view! {
-        <Title text="Stats"/>
+        <Title text=tr.t("stats.title")/>
         <Guarded path="/stats">
-            <h1>"Stats"</h1>
+            <h1>{tr.t("stats.heading")}</h1>
             <RangeForm/>
             <StatsLoader/>
             <RangeSection/>
             <ShadowSection/>
-            <p class="card muted" data-testid="stats-coming">
-                "Coming next on this page: the busiest blocked layers per hour, and approval latency per tool."
-            </p>
+            <p class="card muted" data-testid="stats-coming">{tr.t("stats.coming")}</p>
         </Guarded>
     }
 }
@@ -33,51 +33,75 @@ pub fn Stats() -> impl IntoView {
 #[component]
 fn StatsLoader() -> impl IntoView {
     let summary = Resource::new(|| (), |_| get_stats());
+    let tr = use_tr();
     view! {
-        <Suspense fallback=|| view! { <p class="muted">"Counting…"</p> }>
+        <Suspense fallback=move || view! { <p class="muted">{tr.t("stats.counting")}</p> }>
             {move || Suspend::new(async move {
                 match summary.await {
                     Ok(s) => view! { <StatsView s/> }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{error_text_in(tr, &e)}</p> }.into_any(),
                 }
             })}
         </Suspense>
     }
 }
 
+/// A call's outcome as the charts group them: a status, or `held` (waiting for a person).
+fn outcome_text(tr: Tr, outcome: &str) -> String {
+    match outcome {
+        "held" => tr.t("stats.held").to_string(),
+        other => tr.word("status", other).to_string(),
+    }
+}
+
+/// Facets whose values are words of the dashboard (statuses, layers), shown in the page's
+/// language; the counts stay.
+fn shown(tr: Tr, facets: Vec<Facet>, words: fn(Tr, &str) -> String) -> Vec<Facet> {
+    facets
+        .into_iter()
+        .map(|f| Facet {
+            value: words(tr, &f.value),
+            count: f.count,
+        })
+        .collect()
+}
+
 #[component]
 fn StatsView(s: StatsSummary) -> impl IntoView {
+    let tr = use_tr();
     if s.calls == 0 {
         return view! {
             <section class="card" data-testid="stats-summary">
-                <p>"No tool call has been recorded yet. Once an agent sends one, its decision is counted here."</p>
+                <p>{tr.t("stats.no_calls")}</p>
             </section>
         }
         .into_any();
     }
     let covers = match s.oldest_in_window_ms {
-        Some(t) => format!(" (the last {})", span(s.now_ms - t)),
+        Some(t) => tr.f("stats.covers", &[("span", tr.span(s.now_ms - t).as_str())]),
         None => String::new(),
     };
+    let statuses = shown(tr, s.statuses, outcome_text);
+    let layers = shown(tr, s.layers, layer_text);
     view! {
         <section class="card" data-testid="stats-summary">
             <p class="big-numbers">
-                <span><strong data-testid="stats-calls">{grouped(s.calls)}</strong>" calls recorded"</span>
-                <span><strong data-testid="stats-waiting">{grouped(s.waiting)}</strong>" waiting for a reviewer now"</span>
+                <span><strong data-testid="stats-calls">{grouped(s.calls)}</strong>{tr.t("stats.calls_recorded")}</span>
+                <span><strong data-testid="stats-waiting">{grouped(s.waiting)}</strong>{tr.t("stats.waiting_now")}</span>
             </p>
         </section>
         <section class="card" aria-labelledby="outcomes-h">
-            <h2 id="outcomes-h">{format!("Outcomes of the latest {} calls{covers}", grouped(s.window))}</h2>
-            <Bars facets=s.statuses total=s.window testid="stats-outcomes"/>
+            <h2 id="outcomes-h">{tr.f("stats.outcomes", &[("n", grouped(s.window).as_str()), ("covers", covers.as_str())])}</h2>
+            <Bars facets=statuses total=s.window testid="stats-outcomes"/>
         </section>
-        {(!s.layers.is_empty()).then(|| view! {
+        {(!layers.is_empty()).then(|| view! {
             <section class="card" aria-labelledby="layers-h">
-                <h2 id="layers-h">"Which layer denied them"</h2>
-                <Bars facets=s.layers.clone() total=s.layers.iter().map(|f| f.count).sum() testid="stats-layers"/>
+                <h2 id="layers-h">{tr.t("stats.layers")}</h2>
+                <Bars facets=layers.clone() total=layers.iter().map(|f| f.count).sum() testid="stats-layers"/>
             </section>
         })}
         <section class="card" aria-labelledby="tools-h">
-            <h2 id="tools-h">"Most asked-for tools"</h2>
+            <h2 id="tools-h">{tr.t("stats.tools")}</h2>
             <Bars facets=s.tools total=s.window testid="stats-tools"/>
         </section>
     }
@@ -112,15 +136,16 @@ fn Bars(facets: Vec<Facet>, total: u64, testid: &'static str) -> impl IntoView {
 fn ShadowSection() -> impl IntoView {
     let since = use_range();
     let report = Resource::new(since, |s| get_shadow_report(s, String::new()));
+    let tr = use_tr();
     view! {
         <section class="card" aria-labelledby="shadow-h" data-testid="shadow-report">
-            <h2 id="shadow-h">"Shadow rules"</h2>
-            <p class="muted">"Rules, guards and budgets marked shadow = true never change a decision; here is what they would have done, to promote them with confidence."</p>
-            <Suspense fallback=|| view! { <p class="muted">"Reading findings…"</p> }>
+            <h2 id="shadow-h">{tr.t("stats.shadow_heading")}</h2>
+            <p class="muted">{tr.t("stats.shadow_help")}</p>
+            <Suspense fallback=move || view! { <p class="muted">{tr.t("stats.shadow_loading")}</p> }>
                 {move || Suspend::new(async move {
                     match report.await {
                         Ok(r) => view! { <ShadowTable r/> }.into_any(),
-                        Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                        Err(e) => view! { <p class="error" role="alert">{error_text_in(tr, &e)}</p> }.into_any(),
                     }
                 })}
             </Suspense>
@@ -130,8 +155,9 @@ fn ShadowSection() -> impl IntoView {
 
 #[component]
 fn ShadowTable(r: ShadowReport) -> impl IntoView {
+    let tr = use_tr();
     if r.rules.is_empty() {
-        return view! { <p data-testid="shadow-none">{format!("No shadow rule fired since {}.", utc(r.since_ms))}</p> }
+        return view! { <p data-testid="shadow-none">{tr.f("stats.shadow_none", &[("since", tr.time(r.since_ms).as_str())])}</p> }
             .into_any();
     }
     let list = |f: &[Facet]| {
@@ -148,12 +174,12 @@ fn ShadowTable(r: ShadowReport) -> impl IntoView {
             let examples = rule
                 .examples
                 .iter()
-                .map(|e| view! { <li><a href=format!("/calls/{}", e.call_id)>{e.tool.clone()}</a>{format!(" · {} · {} · {}", e.agent, e.status, utc(e.at_ms))}</li> })
+                .map(|e| view! { <li><a href=format!("/calls/{}", e.call_id)>{e.tool.clone()}</a>{format!(" · {} · {} · {}", e.agent, tr.word("status", &e.status), tr.time(e.at_ms))}</li> })
                 .collect_view();
             view! {
                 <tr data-rule=rule.rule.clone()>
-                    <td><code>{rule.rule.clone()}</code><br/><span class="muted">{rule.layer.clone()}</span></td>
-                    <td>{format!("would be {}", rule.would)}</td>
+                    <td><code>{rule.rule.clone()}</code><br/><span class="muted">{tr.word("layer", &rule.layer)}</span></td>
+                    <td>{tr.f("stats.would_be", &[("status", tr.word("status", &rule.would))])}</td>
                     <td data-testid="shadow-fired">{grouped(rule.fired)}</td>
                     <td>{list(&rule.tools)}</td>
                     <td>{list(&rule.agents)}</td>
@@ -164,10 +190,13 @@ fn ShadowTable(r: ShadowReport) -> impl IntoView {
         .collect_view();
     view! {
         <table class="table">
-            <thead><tr><th scope="col">"Rule"</th><th scope="col">"Effect"</th><th scope="col">"Fired"</th><th scope="col">"Tools"</th><th scope="col">"Agents"</th><th scope="col">"Latest calls"</th></tr></thead>
+            <thead><tr>
+                <th scope="col">{tr.t("stats.col_rule")}</th><th scope="col">{tr.t("stats.col_effect")}</th><th scope="col">{tr.t("stats.col_fired")}</th>
+                <th scope="col">{tr.t("stats.col_tools")}</th><th scope="col">{tr.t("stats.col_agents")}</th><th scope="col">{tr.t("stats.col_latest")}</th>
+            </tr></thead>
             <tbody>{rows}</tbody>
         </table>
-        {r.truncated.then(|| view! { <p class="muted">"Counts cover the newest 200,000 findings of the period."</p> })}
+        {r.truncated.then(|| view! { <p class="muted">{tr.t("stats.shadow_truncated")}</p> })}
     }
     .into_any()
 }
@@ -188,14 +217,19 @@ fn use_range() -> impl Fn() -> String + Copy + Send + Sync + 'static {
 #[component]
 fn RangeForm() -> impl IntoView {
     let range = use_range();
-    let options = [("24h", "Last 24 hours"), ("7d", "Last 7 days"), ("30d", "Last 30 days")];
+    let tr = use_tr();
+    let options = [
+        ("24h", tr.t("stats.range_24h")),
+        ("7d", tr.t("stats.range_7d")),
+        ("30d", tr.t("stats.range_30d")),
+    ];
     view! {
         <form method="get" action="/stats" class="inline range-form" data-testid="range-form">
-            <label for="stats-range">"Time range"</label>
+            <label for="stats-range">{tr.t("stats.range_label")}</label>
             <select id="stats-range" name="range">
                 {options.into_iter().map(|(v, l)| view! { <option value=v selected=move || range() == v>{l}</option> }).collect_view()}
             </select>
-            <button type="submit">"Show"</button>
+            <button type="submit">{tr.t("stats.range_submit")}</button>
         </form>
     }
 }
@@ -204,61 +238,72 @@ fn RangeForm() -> impl IntoView {
 fn RangeSection() -> impl IntoView {
     let range = use_range();
     let data = Resource::new(range, get_stats_range);
+    let tr = use_tr();
     view! {
-        <Suspense fallback=|| view! { <p class="muted">"Counting…"</p> }>
+        <Suspense fallback=move || view! { <p class="muted">{tr.t("stats.counting")}</p> }>
             {move || Suspend::new(async move {
                 match data.await {
                     Ok(r) => view! { <RangeView r/> }.into_any(),
-                    Err(e) => view! { <p class="error" role="alert">{error_text(&e)}</p> }.into_any(),
+                    Err(e) => view! { <p class="error" role="alert">{error_text_in(tr, &e)}</p> }.into_any(),
                 }
             })}
         </Suspense>
     }
 }
 
-fn ms_text(ms: Option<i64>) -> String {
+fn ms_text(tr: Tr, ms: Option<i64>) -> String {
     ms.map_or_else(
         || "–".to_string(),
-        |m| if m < 1000 { format!("{m} ms") } else { span(m) },
+        |m| {
+            if m < 1000 {
+                tr.f("stats.ms", &[("n", m.to_string().as_str())])
+            } else {
+                tr.span(m)
+            }
+        },
     )
 }
 
 #[component]
 fn RangeView(r: StatsRange) -> impl IntoView {
-    let bucket = span(r.bucket_ms);
+    let tr = use_tr();
+    let bucket = tr.span(r.bucket_ms);
     let reviewers = r
         .reviewers
         .iter()
-        .map(|l| view! { <tr><th scope="row">{who(&l.reviewer)}</th><td class="num">{grouped(l.decisions)}</td><td class="num">{ms_text(Some(l.median_ms))}</td></tr> })
+        .map(|l| view! { <tr><th scope="row">{who(&l.reviewer)}</th><td class="num">{grouped(l.decisions)}</td><td class="num">{ms_text(tr, Some(l.median_ms))}</td></tr> })
         .collect_view();
     let no_reviews = r.reviewers.is_empty();
     view! {
         <section class="card" aria-labelledby="per-bucket-h" data-testid="stats-chart">
-            <h2 id="per-bucket-h">{format!("Calls per {bucket} by decision")}</h2>
+            <h2 id="per-bucket-h">{tr.f("stats.per_bucket", &[("bucket", bucket.as_str())])}</h2>
             <DecisionChart r=r.clone()/>
         </section>
         <section class="card" aria-labelledby="depth-h" data-testid="stats-depth">
-            <h2 id="depth-h">{format!("Held calls waiting, at the end of each {bucket}")}</h2>
+            <h2 id="depth-h">{tr.f("stats.depth", &[("bucket", bucket.as_str())])}</h2>
             <DepthChart r=r.clone()/>
         </section>
         <section class="card" aria-labelledby="people-h" data-testid="stats-people">
-            <h2 id="people-h">"People"</h2>
+            <h2 id="people-h">{tr.t("stats.people")}</h2>
             <p class="big-numbers">
-                <span><strong>{ms_text(r.wait_p50_ms)}</strong>" median wait for a decision"</span>
-                <span><strong>{ms_text(r.wait_p90_ms)}</strong>" p90"</span>
-                <span><strong>{ms_text(r.wait_p99_ms)}</strong>" p99"</span>
+                <span><strong>{ms_text(tr, r.wait_p50_ms)}</strong>{tr.t("stats.wait_median")}</span>
+                <span><strong>{ms_text(tr, r.wait_p90_ms)}</strong>{tr.t("stats.wait_p90")}</span>
+                <span><strong>{ms_text(tr, r.wait_p99_ms)}</strong>{tr.t("stats.wait_p99")}</span>
             </p>
             <p class="big-numbers">
-                <span><strong data-testid="stats-grants">{grouped(r.grants)}</strong>" grants"</span>
-                <span><strong data-testid="stats-overrides">{grouped(r.overrides)}</strong>" break-glass overrides"</span>
-                <span><strong data-testid="stats-expiries">{grouped(r.expiries)}</strong>" expired unanswered"</span>
+                <span><strong data-testid="stats-grants">{grouped(r.grants)}</strong>{tr.t("stats.grants")}</span>
+                <span><strong data-testid="stats-overrides">{grouped(r.overrides)}</strong>{tr.t("stats.overrides")}</span>
+                <span><strong data-testid="stats-expiries">{grouped(r.expiries)}</strong>{tr.t("stats.expiries")}</span>
             </p>
             {if no_reviews {
-                view! { <p class="muted">"Nobody decided a held call in this range."</p> }.into_any()
+                view! { <p class="muted">{tr.t("stats.no_reviews")}</p> }.into_any()
             } else {
                 view! {
                     <table class="table" data-testid="stats-reviewers">
-                        <thead><tr><th scope="col">"Reviewer"</th><th scope="col">"Decisions"</th><th scope="col">"Median time to decide"</th></tr></thead>
+                        <thead><tr>
+                            <th scope="col">{tr.t("stats.col_reviewer")}</th><th scope="col">{tr.t("stats.col_decisions")}</th>
+                            <th scope="col">{tr.t("stats.col_median")}</th>
+                        </tr></thead>
                         <tbody>{reviewers}</tbody>
                     </table>
                 }.into_any()
@@ -269,7 +314,7 @@ fn RangeView(r: StatsRange) -> impl IntoView {
             let rules_total = r.blocked_rules.iter().map(|f| f.count).sum();
             view! {
                 <section class="card" aria-labelledby="blocked-h">
-                    <h2 id="blocked-h">"Most denied tools and rules"</h2>
+                    <h2 id="blocked-h">{tr.t("stats.blocked")}</h2>
                     <Bars facets=r.blocked_tools.clone() total testid="stats-blocked-tools"/>
                     {(!r.blocked_rules.is_empty()).then(|| view! { <Bars facets=r.blocked_rules.clone() total=rules_total testid="stats-blocked-rules"/> })}
                 </section>
@@ -281,6 +326,7 @@ fn RangeView(r: StatsRange) -> impl IntoView {
 /// The queue's depth over the range as a line (SVG, like the bars).
 #[component]
 fn DepthChart(r: StatsRange) -> impl IntoView {
+    let tr = use_tr();
     const W: f64 = 720.0;
     const H: f64 = 120.0;
     let n = r.depth.len().max(1);
@@ -301,18 +347,15 @@ fn DepthChart(r: StatsRange) -> impl IntoView {
         .join(" ");
     let peak = r.depth.iter().copied().max().unwrap_or(0);
     let now = r.depth.last().copied().unwrap_or(0);
-    let summary = format!(
-        "at most {} held calls waiting; {} at the end of the range",
-        grouped(peak),
-        grouped(now)
-    );
+    let (peak, now) = (grouped(peak), grouped(now));
+    let summary = tr.f("stats.depth_summary", &[("peak", peak.as_str()), ("now", now.as_str())]);
     let label = summary.clone();
     view! {
         <svg class="chart depth" viewBox=format!("0 0 {W} {H}") role="img" aria-label=label preserveAspectRatio="none">
             <title>{summary.clone()}</title>
             <polyline class="depth-line" points=points></polyline>
         </svg>
-        <p class="chart-axis muted"><span>{utc(r.from_ms)}</span><span>{summary}</span><span>{utc(r.to_ms)}</span></p>
+        <p class="chart-axis muted"><span>{tr.time(r.from_ms)}</span><span>{summary}</span><span>{tr.time(r.to_ms)}</span></p>
     }
 }
 
@@ -320,6 +363,7 @@ fn DepthChart(r: StatsRange) -> impl IntoView {
 /// inline style: colours come from the stylesheet by class).
 #[component]
 fn DecisionChart(r: StatsRange) -> impl IntoView {
+    let tr = use_tr();
     const W: f64 = 720.0;
     const H: f64 = 180.0;
     let n = r.series.first().map_or(0, |s| s.1.len()).max(1);
@@ -339,26 +383,30 @@ fn DecisionChart(r: StatsRange) -> impl IntoView {
             }
             let h = (c as f64 / max as f64) * (H - 10.0);
             y -= h;
-            let label = format!("{} {}: {}", utc(r.from_ms + i as i64 * r.bucket_ms), name, c);
+            let time = tr.time(r.from_ms + i as i64 * r.bucket_ms);
+            let (outcome, count) = (outcome_text(tr, name), c.to_string());
+            let values: [(&str, &str); 3] = [("time", &time), ("outcome", &outcome), ("n", &count)];
+            let label = tr.f("stats.bar_label", &values);
             bars.push(view! {
                 <rect class=format!("bar-{name}") x=format!("{:.1}", i as f64 * slot + 1.0) y=format!("{y:.1}")
                     width=format!("{:.1}", (slot - 2.0).max(1.0)) height=format!("{h:.1}")><title>{label}</title></rect>
             });
         }
     }
-    let summary = format!(
-        "{} calls from {} to {}; at most {} in one bucket",
-        grouped(all),
-        utc(r.from_ms),
-        utc(r.to_ms),
-        grouped(max)
-    );
+    let (calls, from, to, most) = (grouped(all), tr.time(r.from_ms), tr.time(r.to_ms), grouped(max));
+    let values = [
+        ("n", calls.as_str()),
+        ("from", from.as_str()),
+        ("to", to.as_str()),
+        ("max", most.as_str()),
+    ];
+    let summary = tr.f("stats.chart_summary", &values);
     let legend = r
         .series
         .iter()
         .map(|(name, counts)| {
             let sum: u64 = counts.iter().sum();
-            view! { <li><span class=format!("swatch bar-{name}") aria-hidden="true"></span>{format!("{name} {}", grouped(sum))}</li> }
+            view! { <li><span class=format!("swatch bar-{name}") aria-hidden="true"></span>{tr.f("stats.legend", &[("outcome", outcome_text(tr, name).as_str()), ("n", grouped(sum).as_str())])}</li> }
         })
         .collect_view();
     let label = summary.clone();
@@ -367,7 +415,7 @@ fn DecisionChart(r: StatsRange) -> impl IntoView {
             <title>{summary}</title>
             {bars}
         </svg>
-        <p class="chart-axis muted"><span>{utc(r.from_ms)}</span><span>{utc(r.to_ms)}</span></p>
+        <p class="chart-axis muted"><span>{tr.time(r.from_ms)}</span><span>{tr.time(r.to_ms)}</span></p>
         <ul class="legend">{legend}</ul>
     }
 }

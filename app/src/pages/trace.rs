@@ -4,11 +4,11 @@
 //! waited. Server-rendered (works without JavaScript); while the session is active the
 //! page reloads itself when the timeline changes.
 
-use crate::api::{error_text, get_trace, who, TraceCall, TraceKind, TraceStep, TraceView};
-use crate::components::clock::{span, utc};
+use crate::api::{error_text_in, get_trace, who, TraceCall, TraceKind, TraceStep, TraceView};
 use crate::components::diff::Diff;
 use crate::components::refresh::PollReload;
 use crate::components::shell::Guarded;
+use crate::i18n::{use_tr, Tr};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
@@ -31,20 +31,17 @@ fn TraceLoader(kind: TraceKind) -> impl IntoView {
     let params = use_params_map();
     let id = Memo::new(move |_| params.with(|p| p.get("id").unwrap_or_default()));
     let trace = Resource::new(move || id.get(), move |id| get_trace(kind, id));
-    let noun = match kind {
-        TraceKind::Session => "Session",
-        TraceKind::Trace => "Trace",
-    };
+    let tr = use_tr();
     view! {
-        <Title text=move || format!("{noun} {}", id.get())/>
-        <p><a href="/audit">"← Audit search"</a></p>
-        <Suspense fallback=|| view! { <p class="muted">"Reading the timeline…"</p> }>
+        <Title text=move || heading(tr, kind, &id.get())/>
+        <p><a href="/audit">{tr.t("trace.back")}</a></p>
+        <Suspense fallback=move || view! { <p class="muted">{tr.t("trace.loading")}</p> }>
             {move || Suspend::new(async move {
                 match trace.await {
                     Ok(t) => view! { <Timeline t/> }.into_any(),
                     Err(e) => view! {
-                        <h1>{format!("{noun} {}", id.get_untracked())}</h1>
-                        <p class="error" role="alert">{error_text(&e)}</p>
+                        <h1>{heading(tr, kind, &id.get_untracked())}</h1>
+                        <p class="error" role="alert">{error_text_in(tr, &e)}</p>
                     }.into_any(),
                 }
             })}
@@ -54,26 +51,24 @@ fn TraceLoader(kind: TraceKind) -> impl IntoView {
 
 #[component]
 fn Timeline(t: TraceView) -> impl IntoView {
-    let noun = match t.kind {
-        TraceKind::Session => "Session",
-        TraceKind::Trace => "Trace",
-    };
+    let tr = use_tr();
+    let title = heading(tr, t.kind, &t.id);
     let now = t.now_ms;
     let active = t.active();
     let held = t.calls.iter().filter(|c| c.pending).count();
     let span_text = match (t.first_at_ms, t.last_at_ms) {
-        (Some(a), Some(b)) => format!("{} → {}", utc(a), utc(b)),
+        (Some(a), Some(b)) => format!("{} → {}", tr.time(a), tr.time(b)),
         _ => String::new(),
     };
     view! {
         <header class="trace-head">
-            <h1 data-testid="trace-title">{format!("{noun} {}", t.id)}</h1>
+            <h1 data-testid="trace-title">{title}</h1>
             <p class="muted">
                 {format!(
                     "{} · {} · {} · {}",
-                    agents_text(&t.agents),
-                    count(t.calls.len() as u64, "call"),
-                    count(t.events, "event"),
+                    agents_text(tr, &t.agents),
+                    calls_text(tr, t.calls.len() as u64),
+                    events_text(tr, t.events),
                     span_text
                 )}
             </p>
@@ -82,12 +77,12 @@ fn Timeline(t: TraceView) -> impl IntoView {
                 // event means there is more to show.
                 <PollReload url=follow_url(t.kind, &t.id) fields=vec!["events".into(), "last_at_ms".into()] seconds=REFRESH_SECONDS/>
                 <p class="live-note" role="status" data-testid="trace-live">
-                    {format!("Active: this page follows new events every {REFRESH_SECONDS} s.")}
-                    {(held > 0).then(|| format!(" {} waiting for a decision.", count(held as u64, "call")))}
+                    {tr.f("trace.live", &[("n", REFRESH_SECONDS.to_string().as_str())])}
+                    {(held > 0).then(|| tr.f("trace.live_held", &[("calls", calls_text(tr, held as u64).as_str())]))}
                 </p>
             })}
             {t.truncated.then(|| view! {
-                <p class="notice">{format!("Only the latest {} events are shown; search the audit trail for older ones.", t.events)}</p>
+                <p class="notice">{tr.f("trace.truncated", &[("n", t.events.to_string().as_str())])}</p>
             })}
         </header>
         <ol class="timeline" data-testid="timeline">
@@ -95,7 +90,7 @@ fn Timeline(t: TraceView) -> impl IntoView {
         </ol>
         {(!t.other.is_empty()).then(|| view! {
             <section class="card">
-                <h2>"Other events"</h2>
+                <h2>{tr.t("trace.other_events")}</h2>
                 <ul class="steps">{t.other.into_iter().map(|s| view! { <Step s/> }).collect_view()}</ul>
             </section>
         })}
@@ -111,68 +106,92 @@ fn follow_url(kind: TraceKind, id: &str) -> String {
     format!("/api/audit/trace?kind={kind}&id={}", crate::api::encode(id))
 }
 
-/// "1 call", "3 calls".
-fn count(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
+/// "Session s-1", "Trace t-9": the page's title and heading.
+fn heading(tr: Tr, kind: TraceKind, id: &str) -> String {
+    match kind {
+        TraceKind::Session => tr.f("trace.session_title", &[("id", id)]),
+        TraceKind::Trace => tr.f("trace.trace_title", &[("id", id)]),
     }
 }
 
-fn agents_text(agents: &[String]) -> String {
+/// "1 call", "3 calls".
+fn calls_text(tr: Tr, n: u64) -> String {
+    if n == 1 {
+        tr.t("trace.calls_one").to_string()
+    } else {
+        tr.f("trace.calls_many", &[("n", n.to_string().as_str())])
+    }
+}
+
+/// "1 event", "3 events".
+fn events_text(tr: Tr, n: u64) -> String {
+    if n == 1 {
+        tr.t("trace.events_one").to_string()
+    } else {
+        tr.f("trace.events_many", &[("n", n.to_string().as_str())])
+    }
+}
+
+fn agents_text(tr: Tr, agents: &[String]) -> String {
     match agents.len() {
-        0 => "no agent".into(),
-        1 => format!("agent {}", agents[0]),
-        _ => format!("agents {}", agents.join(", ")),
+        0 => tr.t("trace.no_agent").to_string(),
+        1 => tr.f("trace.agent_one", &[("name", agents[0].as_str())]),
+        _ => tr.f(
+            "trace.agents_many",
+            &[("names", agents.join(tr.t("trace.list_sep")).as_str())],
+        ),
     }
 }
 
 #[component]
 fn CallEntry(c: TraceCall, now: i64) -> impl IntoView {
+    let tr = use_tr();
     let decided = match (c.source.as_deref(), c.decided_by.as_deref()) {
-        _ if c.pending => "held for review by the policy".to_string(),
-        (_, Some("policy")) | (Some("policy"), None) => "by the policy".to_string(),
-        (Some("grant"), by) => format!("by {}", by.unwrap_or("an approve-all grant")),
-        (_, Some(by)) => format!("by {}", who(by)),
+        _ if c.pending => tr.t("trace.decided_held").to_string(),
+        (_, Some("policy")) | (Some("policy"), None) => tr.t("trace.decided_policy").to_string(),
+        (Some("grant"), by) => tr.f("trace.decided_by", &[("who", by.unwrap_or(tr.t("trace.a_grant")))]),
+        (_, Some(by)) => tr.f("trace.decided_by", &[("who", who(by).as_str())]),
         _ => String::new(),
     };
     let waited = c.waited_ms.map(|w| {
         if c.pending {
-            format!("waiting for {}", span(w))
+            tr.f("trace.waiting_for", &[("span", tr.span(w).as_str())])
         } else {
-            format!("waited {}", span(w))
+            tr.f("trace.waited", &[("span", tr.span(w).as_str())])
         }
     });
     let _ = now;
     view! {
         <li class="card trace-call" data-testid="trace-call" id=c.id.clone()>
             <div class="trace-call-head">
-                <time class="muted">{utc(c.at_ms)}</time>
+                <time class="muted">{tr.time(c.at_ms)}</time>
                 <code class="tool">{c.server.clone().map(|s| format!("{s} · ")).unwrap_or_default()}{c.tool.clone()}</code>
-                <span class=format!("badge status-{}", c.status) data-testid="trace-status">{c.status.clone()}</span>
+                <span class=format!("badge status-{}", c.status) data-testid="trace-status">{tr.word("status", &c.status)}</span>
                 <span class="muted">{decided}</span>
                 {waited.map(|w| view! { <span class=if c.pending { "badge waiting" } else { "muted" } data-testid="trace-waited">{w}</span> })}
             </div>
             {c.blocked_by.clone().map(|l| view! {
-                <p class="small">{format!("Layer: {l}")}{c.rule.clone().map(|r| format!(" · rule {r}"))}</p>
+                <p class="small">
+                    {tr.f("trace.layer", &[("layer", tr.word("layer", &l))])}
+                    {c.rule.clone().map(|r| tr.f("trace.rule", &[("rule", r.as_str())]))}
+                </p>
             })}
-            {c.why.clone().map(|w| view! { <p class="small"><strong>"Why: "</strong>{w}</p> })}
-            {c.reason.clone().map(|r| view! { <p><strong>"Agent's reason: "</strong>{r}</p> })}
-            {c.plan.clone().map(|p| view! { <p><strong>"Plan: "</strong>{p}</p> })}
+            {c.why.clone().map(|w| view! { <p class="small"><strong>{tr.t("trace.why")}</strong>{w}</p> })}
+            {c.reason.clone().map(|r| view! { <p><strong>{tr.t("trace.reason")}</strong>{r}</p> })}
+            {c.plan.clone().map(|p| view! { <p><strong>{tr.t("trace.plan")}</strong>{p}</p> })}
             <details>
-                <summary>"Arguments (redacted)"</summary>
+                <summary>{tr.t("trace.arguments")}</summary>
                 <pre class="json">{c.arguments.clone()}</pre>
             </details>
             {(!c.steps.is_empty()).then(|| view! {
                 <ul class="steps">{c.steps.into_iter().map(|s| view! { <Step s/> }).collect_view()}</ul>
             })}
             <p class="small links">
-                <a href=format!("/calls/{}", c.id)>"Open the call"</a>
+                <a href=format!("/calls/{}", c.id)>{tr.t("trace.open_call")}</a>
                 {c.trace.clone().map(|t| view! {
-                    " · " <a href=format!("/audit/traces/{}", crate::api::encode(&t))>{format!("trace {t}")}</a>
+                    " · " <a href=format!("/audit/traces/{}", crate::api::encode(&t))>{tr.f("trace.trace_link", &[("id", t.as_str())])}</a>
                 })}
-                {c.grant_id.clone().map(|g| view! { <span class="muted">{format!(" · grant {g}")}</span> })}
+                {c.grant_id.clone().map(|g| view! { <span class="muted">{tr.f("trace.grant", &[("id", g.as_str())])}</span> })}
             </p>
         </li>
     }
@@ -180,9 +199,10 @@ fn CallEntry(c: TraceCall, now: i64) -> impl IntoView {
 
 #[component]
 fn Step(s: TraceStep) -> impl IntoView {
+    let tr = use_tr();
     view! {
         <li data-testid="trace-step">
-            <time class="muted small">{utc(s.at_ms)}</time>
+            <time class="muted small">{tr.time(s.at_ms)}</time>
             " "
             <span>{s.text.clone()}</span>
             {s.diff.map(|(before, after)| view! { <Diff before after/> })}

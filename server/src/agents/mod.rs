@@ -154,6 +154,11 @@ impl CredentialCache {
         }
     }
 
+    /// Drop what is kept for `id` (its secrets or status just changed here).
+    pub fn forget(&self, id: &str) {
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+    }
+
     /// `fresh` skips the cache (after a signature mismatch: the agent may hold a secret
     /// issued in the last second).
     pub async fn get(

@@ -4,6 +4,7 @@
 use crate::state::AppState;
 use crate::store::users;
 use app::api::RequestAuth;
+use app::i18n::Locale;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -26,10 +27,14 @@ pub fn new_token() -> String {
 /// password or role changed since) and put a [`RequestAuth`] into the request.
 pub async fn load_auth(State(state): State<AppState>, session: Session, mut req: Request, next: Next) -> Response {
     let mut auth = RequestAuth::default();
+    let mut chosen = None;
     if let Ok(Some(uid)) = session.get::<i64>(UID).await {
         let epoch = session.get::<i64>(EPOCH).await.ok().flatten();
         match users::by_id(&state.db, uid).await {
-            Ok(Some(u)) if !u.view.disabled && Some(u.session_epoch) == epoch => auth.user = Some(u.view),
+            Ok(Some(u)) if !u.view.disabled && Some(u.session_epoch) == epoch => {
+                chosen = u.locale.as_deref().and_then(Locale::from_tag);
+                auth.user = Some(u.view);
+            }
             Ok(_) => {
                 let _ = session.flush().await;
             }
@@ -44,6 +49,26 @@ pub async fn load_auth(State(state): State<AppState>, session: Session, mut req:
             auth.csrf_token = Some(t);
         }
     }
+    auth.locale = chosen
+        .or_else(|| cookie_locale(req.headers()))
+        .or_else(|| {
+            req.headers()
+                .get(http::header::ACCEPT_LANGUAGE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(Locale::negotiate)
+        })
+        .unwrap_or_default();
     req.extensions_mut().insert(auth);
     next.run(req).await
+}
+
+/// The language in the `airlock_lang` cookie, if any.
+fn cookie_locale(headers: &http::HeaderMap) -> Option<Locale> {
+    headers
+        .get_all(http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|c| c.trim().strip_prefix(app::i18n::COOKIE)?.strip_prefix('='))
+        .and_then(Locale::from_tag)
 }

@@ -57,6 +57,12 @@ impl UserAdmin for ServerBackend {
         self.hub.publish(LiveEvent::UsersChanged(UserChanged { user: user_id }));
         Ok(())
     }
+
+    async fn set_locale(&self, user: &UserView, locale: app::i18n::Locale) -> Result<(), AppError> {
+        users::set_locale(&self.db, user.id, locale.code())
+            .await
+            .map_err(|e| internal(e, "saving the language"))
+    }
 }
 
 impl ServerBackend {

@@ -2,6 +2,7 @@
 //! Insight}`): what server functions call. One module per service.
 
 mod admin;
+mod agents;
 mod desk;
 mod insight;
 mod notify;
@@ -56,6 +57,10 @@ pub struct ServerBackend {
     pub policy_file: std::path::PathBuf,
     /// One replay at a time.
     pub replays: Arc<tokio::sync::Semaphore>,
+    /// Seals agents' signing secrets.
+    pub key: crate::agents::ServerKey,
+    /// Forgotten for an agent whose secrets or status change, so the change holds at once.
+    pub credentials: Arc<crate::agents::CredentialCache>,
 }
 
 /// Log an internal error and give the person a reference to quote.

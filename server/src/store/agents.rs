@@ -106,3 +106,15 @@ pub async fn list(db: &Db) -> Result<Vec<(String, String, bool, i64)>, sqlx::Err
         .fetch_all(db)
         .await
 }
+
+/// Secrets valid at `now` for every agent: (agent id, created_at_ms, retires_at_ms),
+/// newest first per agent.
+pub async fn valid_secrets(db: &Db, now: i64) -> Result<Vec<(String, i64, Option<i64>)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT agent_id, created_at_ms, retires_at_ms FROM agent_secrets
+         WHERE retires_at_ms IS NULL OR retires_at_ms > ? ORDER BY agent_id, id DESC",
+    )
+    .bind(now)
+    .fetch_all(db)
+    .await
+}

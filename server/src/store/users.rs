@@ -10,6 +10,8 @@ pub struct UserRecord {
     pub view: UserView,
     pub password_hash: String,
     pub session_epoch: i64,
+    /// The language the person chose (`en`, `zh-CN`), if they chose one.
+    pub locale: Option<String>,
 }
 
 impl std::fmt::Debug for UserRecord {
@@ -41,10 +43,11 @@ fn record(r: &sqlx::sqlite::SqliteRow) -> Result<UserRecord, sqlx::Error> {
         },
         password_hash: r.try_get("password_hash")?,
         session_epoch: r.try_get("session_epoch")?,
+        locale: r.try_get("locale")?,
     })
 }
 
-const COLUMNS: &str = "id, username, password_hash, role, disabled, session_epoch, created_at";
+const COLUMNS: &str = "id, username, password_hash, role, disabled, session_epoch, created_at, locale";
 
 pub async fn count(db: &Db) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(db).await
@@ -136,4 +139,14 @@ pub async fn active_admins(db: &Db) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'admin' AND disabled = 0")
         .fetch_one(db)
         .await
+}
+
+/// Remember a person's language (not a change of rights: sessions stay).
+pub async fn set_locale(db: &Db, id: i64, locale: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE users SET locale = ? WHERE id = ?")
+        .bind(locale)
+        .bind(id)
+        .execute(db)
+        .await?;
+    Ok(())
 }

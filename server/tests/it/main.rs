@@ -4,12 +4,14 @@
 mod common;
 
 mod agent_api;
+mod agents_admin;
 mod audit;
 mod cli;
 mod crash;
 mod first_hour;
 mod foundation;
 mod hook;
+mod i18n;
 mod integrity;
 mod mcp_proxy;
 mod metrics;

@@ -1,0 +1,321 @@
+//! The dashboard's languages: English and 简体中文. Every user-facing string is looked up
+//! by key in a message catalogue (`app/locales/<code>.json`, flat `key → text`; `{name}`
+//! marks a value filled in). The language of a request: the person's choice (stored with
+//! their account), else the `airlock_lang` cookie (signed-out pages), else the browser's
+//! `Accept-Language`, else English. Tests fail when a key used in the code is missing from
+//! a catalogue, or the catalogues' keys differ.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// A language the dashboard speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Locale {
+    #[default]
+    #[serde(rename = "en")]
+    En,
+    #[serde(rename = "zh-CN")]
+    ZhCn,
+}
+
+/// The cookie that carries the choice of someone signed out.
+pub const COOKIE: &str = "airlock_lang";
+
+impl Locale {
+    pub const ALL: [Locale; 2] = [Locale::En, Locale::ZhCn];
+
+    /// The BCP 47 tag (`<html lang>`, the cookie, the catalogue's file name).
+    pub fn code(self) -> &'static str {
+        match self {
+            Locale::En => "en",
+            Locale::ZhCn => "zh-CN",
+        }
+    }
+
+    /// The language's own name, as the switch offers it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Locale::En => "English",
+            Locale::ZhCn => "简体中文",
+        }
+    }
+
+    /// A tag as browsers and people write it: `zh`, `zh-CN`, `zh-Hans`, `zh_cn` → 简体中文;
+    /// `en`, `en-GB` → English; anything else → none.
+    pub fn from_tag(tag: &str) -> Option<Locale> {
+        let tag = tag.trim().to_ascii_lowercase().replace('_', "-");
+        let primary = tag.split('-').next().unwrap_or("");
+        match primary {
+            "en" => Some(Locale::En),
+            // Traditional-script Chinese is not offered: simplified is closer than English.
+            "zh" => Some(Locale::ZhCn),
+            _ => None,
+        }
+    }
+
+    /// The best language for an `Accept-Language` header (quality values honoured).
+    pub fn negotiate(accept_language: &str) -> Option<Locale> {
+        let mut best: Option<(f32, usize, Locale)> = None;
+        for (i, part) in accept_language.split(',').enumerate() {
+            let mut bits = part.split(';');
+            let tag = bits.next().unwrap_or("");
+            let q = bits
+                .find_map(|b| b.trim().strip_prefix("q="))
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            if q <= 0.0 {
+                continue;
+            }
+            if let Some(l) = Locale::from_tag(tag) {
+                // Higher quality wins; among equals, the one listed first.
+                if best.is_none_or(|(bq, _, _)| q > bq) {
+                    best = Some((q, i, l));
+                }
+            }
+        }
+        best.map(|(_, _, l)| l)
+    }
+}
+
+const EN: &str = include_str!("../locales/en.json");
+const ZH_CN: &str = include_str!("../locales/zh-CN.json");
+
+fn catalogue(l: Locale) -> &'static HashMap<String, String> {
+    static EN_MAP: OnceLock<HashMap<String, String>> = OnceLock::new();
+    static ZH_MAP: OnceLock<HashMap<String, String>> = OnceLock::new();
+    let (cell, text) = match l {
+        Locale::En => (&EN_MAP, EN),
+        Locale::ZhCn => (&ZH_MAP, ZH_CN),
+    };
+    cell.get_or_init(|| serde_json::from_str(text).unwrap_or_default())
+}
+
+/// The text of `key` in `l`; English when the catalogue lacks it (tests keep that from
+/// happening), the key itself as a last resort.
+pub fn text(l: Locale, key: &str) -> &'static str {
+    catalogue(l)
+        .get(key)
+        .or_else(|| catalogue(Locale::En).get(key))
+        .map_or_else(|| leak(key), String::as_str)
+}
+
+/// A missing key is shown as itself; kept for the life of the process (it cannot happen
+/// with the catalogues the tests check, so this does not grow).
+fn leak(key: &str) -> &'static str {
+    static MISSING: OnceLock<std::sync::Mutex<HashMap<String, &'static str>>> = OnceLock::new();
+    let mut m = MISSING
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    m.entry(key.to_string())
+        .or_insert_with(|| Box::leak(key.to_string().into_boxed_str()))
+}
+
+/// Marks a catalogue key written somewhere other than a lookup (a table of pages, say), so
+/// the test that checks every key in the code sees it.
+pub const fn tr_key(key: &'static str) -> &'static str {
+    key
+}
+
+/// The language of this render, with its lookups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tr(pub Locale);
+
+impl Tr {
+    /// The text of `key`.
+    pub fn t(self, key: &str) -> &'static str {
+        text(self.0, key)
+    }
+
+    /// The text of `key` with each `{name}` replaced by its value.
+    pub fn f(self, key: &str, values: &[(&str, &str)]) -> String {
+        let mut out = self.t(key).to_string();
+        for (name, value) in values {
+            out = out.replace(&format!("{{{name}}}"), value);
+        }
+        out
+    }
+
+    /// A whole number with the locale's digit grouping (both use `1,234`).
+    pub fn number(self, n: i64) -> String {
+        let digits = n.unsigned_abs().to_string();
+        let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+        if n < 0 {
+            out.push('-');
+        }
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    pub fn locale(self) -> Locale {
+        self.0
+    }
+
+    /// A wire value of some `kind` (`status`, `risk`, `layer`) as people read it: the
+    /// catalogue's `<kind>.<value>`, or the value itself when there is none (a status a
+    /// newer server sends, say).
+    pub fn word<'a>(self, kind: &str, value: &'a str) -> &'a str {
+        let key = format!("{kind}.{value}");
+        catalogue(self.0)
+            .get(&key)
+            .or_else(|| catalogue(Locale::En).get(&key))
+            .map_or(value, String::as_str)
+    }
+
+    /// A moment (ms since the epoch) as people of the locale write it, in UTC:
+    /// "2026-12-02 09:30:05 UTC", "2026年12月2日 09:30:05 UTC".
+    pub fn time(self, ms: i64) -> String {
+        match self.0 {
+            Locale::En => crate::components::clock::utc(ms),
+            Locale::ZhCn => {
+                let (y, mo, d, h, mi, s) = crate::components::clock::civil(ms);
+                format!("{y}年{mo}月{d}日 {h:02}:{mi:02}:{s:02} UTC")
+            }
+        }
+    }
+
+    /// A duration: "42 s", "5 min", "3 h", "2 d" / "42 秒", "5 分钟", "3 小时", "2 天".
+    pub fn span(self, ms: i64) -> String {
+        let s = ms.max(0) / 1000;
+        let (n, unit) = match s {
+            0..=59 => (s, "unit.s"),
+            60..=3599 => (s / 60, "unit.min"),
+            3600..=86_399 => (s / 3600, "unit.h"),
+            _ => (s / 86_400, "unit.d"),
+        };
+        self.f(unit, &[("n", &n.to_string())])
+    }
+}
+
+/// The language of the page being rendered (the session carries it into the browser).
+pub fn use_tr() -> Tr {
+    Tr(crate::components::shell::use_session().locale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_language_picks_the_best_offered_language() {
+        assert_eq!(Locale::negotiate("zh-CN,zh;q=0.9,en;q=0.8"), Some(Locale::ZhCn));
+        assert_eq!(Locale::negotiate("en-US,en;q=0.9"), Some(Locale::En));
+        assert_eq!(Locale::negotiate("fr-FR, zh;q=0.5, en;q=0.7"), Some(Locale::En));
+        assert_eq!(Locale::negotiate("fr, de;q=0.5"), None);
+        assert_eq!(Locale::negotiate("zh-Hans;q=0, en;q=0.1"), Some(Locale::En));
+        assert_eq!(Locale::negotiate(""), None);
+        assert_eq!(Locale::from_tag("ZH_cn"), Some(Locale::ZhCn));
+    }
+
+    #[test]
+    fn catalogues_parse_and_hold_the_same_keys() {
+        let en: HashMap<String, String> = serde_json::from_str(EN).expect("en.json parses");
+        let zh: HashMap<String, String> = serde_json::from_str(ZH_CN).expect("zh-CN.json parses");
+        let mut missing_zh: Vec<_> = en.keys().filter(|k| !zh.contains_key(*k)).collect();
+        let mut missing_en: Vec<_> = zh.keys().filter(|k| !en.contains_key(*k)).collect();
+        missing_zh.sort();
+        missing_en.sort();
+        assert!(missing_zh.is_empty(), "keys missing from zh-CN.json: {missing_zh:?}");
+        assert!(missing_en.is_empty(), "keys missing from en.json: {missing_en:?}");
+        // Placeholders must survive translation.
+        let holes = |s: &str| {
+            let mut v: Vec<String> = s
+                .split('{')
+                .skip(1)
+                .filter_map(|p| p.split_once('}').map(|(n, _)| n.to_string()))
+                .collect();
+            v.sort();
+            v
+        };
+        for (k, v) in &en {
+            assert_eq!(holes(v), holes(&zh[k]), "placeholders of {k} differ");
+            assert!(!zh[k].trim().is_empty(), "{k} is empty in zh-CN.json");
+        }
+    }
+
+    /// Every key the code looks up (`.t("…")`, `.f("…"`) is in the catalogues.
+    #[test]
+    fn every_key_used_in_the_code_is_in_the_catalogue() {
+        let en: HashMap<String, String> = serde_json::from_str(EN).unwrap();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut missing = Vec::new();
+        let mut used = 0;
+        let mut stack = vec![root];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                // This file names the patterns themselves.
+                if path.extension().is_none_or(|e| e != "rs") || path.ends_with("i18n.rs") {
+                    continue;
+                }
+                let src = std::fs::read_to_string(&path).unwrap();
+                for key in keys_in(&src) {
+                    used += 1;
+                    if !en.contains_key(&key) {
+                        missing.push(format!("{}: {key}", path.display()));
+                    }
+                }
+            }
+        }
+        assert!(
+            used > 50,
+            "the scan found only {used} lookups: is it still reading the code?"
+        );
+        assert!(
+            missing.is_empty(),
+            "keys missing from the catalogue:\n{}",
+            missing.join("\n")
+        );
+    }
+
+    /// The string literals passed to `.t(`, `.f(` and `tr_key(` in `src` (the literal may
+    /// start on the next line, as rustfmt puts it).
+    fn keys_in(src: &str) -> Vec<String> {
+        let mut keys = Vec::new();
+        for pat in [".t(", ".f(", "tr_key("] {
+            let mut rest = src;
+            while let Some(i) = rest.find(pat) {
+                rest = &rest[i + pat.len()..];
+                let Some(lit) = rest.trim_start().strip_prefix('"') else {
+                    continue;
+                };
+                if let Some(end) = lit.find('"') {
+                    keys.push(lit[..end].to_string());
+                }
+            }
+        }
+        keys
+    }
+
+    #[test]
+    fn the_scan_sees_a_missing_key() {
+        let en: HashMap<String, String> = serde_json::from_str(EN).unwrap();
+        let keys = keys_in("let x = tr.t(\"no.such.key\"); tr.f(\n    \"nav.queue\", &[]); x.t(y);");
+        assert_eq!(keys, ["no.such.key", "nav.queue"]);
+        assert!(!en.contains_key("no.such.key"));
+    }
+
+    #[test]
+    fn values_fill_placeholders_and_numbers_group() {
+        let tr = Tr(Locale::En);
+        assert_eq!(tr.number(1234567), "1,234,567");
+        assert_eq!(tr.number(-12), "-12");
+        assert_eq!(tr.number(999), "999");
+        assert_eq!(text(Locale::ZhCn, "no.such.key"), "no.such.key");
+        let ms = 1_764_667_805_000; // 2025-12-02 09:30:05 UTC
+        assert_eq!(tr.time(ms), "2025-12-02 09:30:05 UTC");
+        assert_eq!(Tr(Locale::ZhCn).time(ms), "2025年12月2日 09:30:05 UTC");
+        assert_eq!(tr.span(300_000), "5 min");
+        assert_eq!(Tr(Locale::ZhCn).span(7_200_000), "2 小时");
+    }
+}

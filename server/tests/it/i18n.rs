@@ -1,0 +1,96 @@
+//! The dashboard's language: Accept-Language by default, a cookie when signed out, the
+//! account's choice when signed in; the switch needs the form token.
+
+use crate::common::*;
+use app::api::Role;
+use reqwest::{header, StatusCode};
+
+async fn lang_of(c: &reqwest::Client, app: &TestApp, path: &str, accept: &str) -> String {
+    let html = c
+        .get(app.url(path))
+        .header(header::ACCEPT_LANGUAGE, accept)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let at = html.find("<html lang=\"").expect("the page declares its language") + 12;
+    html[at..at + html[at..].find('"').unwrap()].to_string()
+}
+
+#[tokio::test]
+async fn the_language_follows_the_browser_then_the_cookie_then_the_account() {
+    let app = spawn_app().await;
+    let anon = client();
+    assert_eq!(lang_of(&anon, &app, "/login", "zh-CN,zh;q=0.9,en;q=0.8").await, "zh-CN");
+    assert_eq!(lang_of(&anon, &app, "/login", "en-US,en;q=0.9").await, "en");
+    assert_eq!(lang_of(&anon, &app, "/login", "fr-FR").await, "en");
+    let page = anon
+        .get(app.url("/login"))
+        .header(header::ACCEPT_LANGUAGE, "zh")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("登录 Airlock") && page.contains("用户名"), "{page}");
+
+    // Signed out, the switch sets a cookie (with the sign-in form's token only).
+    let token = app.login_token(&anon).await;
+    let r = anon
+        .post(app.url("/api/locale"))
+        .form(&[("csrf_token", "forged"), ("locale", "zh-CN")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let r = anon
+        .post(app.url("/api/locale"))
+        .form(&[("csrf_token", token.as_str()), ("locale", "klingon")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let r = anon
+        .post(app.url("/api/locale"))
+        .form(&[("csrf_token", token.as_str()), ("locale", "zh-CN")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let cookie = header_str(&r, header::SET_COOKIE);
+    assert!(cookie.starts_with("airlock_lang=zh-CN;"), "{cookie}");
+    assert_eq!(
+        lang_of(&anon, &app, "/login", "en-US").await,
+        "zh-CN",
+        "the cookie wins over the browser"
+    );
+
+    // Signed in, the choice is kept with the account: another browser gets it too.
+    let r = reviewer(&app, "mei", Role::Reviewer).await;
+    assert_eq!(lang_of(&r.c, &app, "/queue", "en-US").await, "en");
+    let (status, _) = r.post(&app, "/api/locale", &[("locale", "zh-CN")]).await;
+    assert_eq!(status, StatusCode::OK);
+    let elsewhere = app.login_ok("mei", "correct horse battery staple").await;
+    assert_eq!(lang_of(&elsewhere, &app, "/queue", "en-US").await, "zh-CN");
+    let queue = elsewhere
+        .get(app.url("/queue"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(queue.contains("退出登录"), "the page is rendered in Chinese");
+    let stored: Option<String> = sqlx::query_scalar("SELECT locale FROM users WHERE username = 'mei'")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(stored.as_deref(), Some("zh-CN"));
+    let (status, _) = r.post(&app, "/api/locale", &[("locale", "en")]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(lang_of(&elsewhere, &app, "/queue", "zh-CN").await, "en");
+    app.stop().await.unwrap();
+}
