@@ -1,6 +1,7 @@
 //! The dashboard's languages: English and 简体中文. Every user-facing string is looked up
 //! by key in a message catalogue (`app/locales/<code>.json`, flat `key → text`; `{name}`
-//! marks a value filled in). The language of a request: the person's choice (stored with
+//! marks a value filled in; the sentences only the server writes into its answers are in
+//! `<code>.server.json`, left out of the browser's wasm). The language of a request: the person's choice (stored with
 //! their account), else the `airlock_lang` cookie (signed-out pages), else the browser's
 //! `Accept-Language`, else English. Tests fail when a key used in the code is missing from
 //! a catalogue, or the catalogues' keys differ.
@@ -80,15 +81,34 @@ impl Locale {
 
 const EN: &str = include_str!("../locales/en.json");
 const ZH_CN: &str = include_str!("../locales/zh-CN.json");
+// The sentences only the server writes (`srv.*`: answers to decisions, refusals): kept out
+// of the browser's wasm, which never looks them up.
+#[cfg(not(feature = "hydrate"))]
+const EN_SERVER: &str = include_str!("../locales/en.server.json");
+#[cfg(not(feature = "hydrate"))]
+const ZH_CN_SERVER: &str = include_str!("../locales/zh-CN.server.json");
+
+/// The catalogue files of each language (`Locale as usize`): the dashboard's, and on the
+/// server the server's.
+#[cfg(not(feature = "hydrate"))]
+const SOURCES: [&[&str]; 2] = [&[EN, EN_SERVER], &[ZH_CN, ZH_CN_SERVER]];
+#[cfg(feature = "hydrate")]
+const SOURCES: [&[&str]; 2] = [&[EN], &[ZH_CN]];
 
 fn catalogue(l: Locale) -> &'static HashMap<String, String> {
     static EN_MAP: OnceLock<HashMap<String, String>> = OnceLock::new();
     static ZH_MAP: OnceLock<HashMap<String, String>> = OnceLock::new();
-    let (cell, text) = match l {
-        Locale::En => (&EN_MAP, EN),
-        Locale::ZhCn => (&ZH_MAP, ZH_CN),
+    let cell = match l {
+        Locale::En => &EN_MAP,
+        Locale::ZhCn => &ZH_MAP,
     };
-    cell.get_or_init(|| serde_json::from_str(text).unwrap_or_default())
+    cell.get_or_init(|| {
+        let mut map = HashMap::new();
+        for text in SOURCES[l as usize] {
+            map.extend(serde_json::from_str::<HashMap<String, String>>(text).unwrap_or_default());
+        }
+        map
+    })
 }
 
 /// The text of `key` in `l`; English when the catalogue lacks it (tests keep that from
@@ -215,8 +235,10 @@ mod tests {
 
     #[test]
     fn catalogues_parse_and_hold_the_same_keys() {
-        let en: HashMap<String, String> = serde_json::from_str(EN).expect("en.json parses");
-        let zh: HashMap<String, String> = serde_json::from_str(ZH_CN).expect("zh-CN.json parses");
+        for text in SOURCES.iter().flat_map(|l| l.iter()) {
+            serde_json::from_str::<HashMap<String, String>>(text).expect("every catalogue file parses");
+        }
+        let (en, zh) = (catalogue(Locale::En), catalogue(Locale::ZhCn));
         let mut missing_zh: Vec<_> = en.keys().filter(|k| !zh.contains_key(*k)).collect();
         let mut missing_en: Vec<_> = zh.keys().filter(|k| !en.contains_key(*k)).collect();
         missing_zh.sort();
@@ -233,7 +255,7 @@ mod tests {
             v.sort();
             v
         };
-        for (k, v) in &en {
+        for (k, v) in en {
             assert_eq!(holes(v), holes(&zh[k]), "placeholders of {k} differ");
             assert!(!zh[k].trim().is_empty(), "{k} is empty in zh-CN.json");
         }
@@ -242,11 +264,12 @@ mod tests {
     /// Every key the code looks up (`.t("…")`, `.f("…"`) is in the catalogues.
     #[test]
     fn every_key_used_in_the_code_is_in_the_catalogue() {
-        let en: HashMap<String, String> = serde_json::from_str(EN).unwrap();
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let en = catalogue(Locale::En);
+        // The app, and the server's sentences written into answers.
+        let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut missing = Vec::new();
         let mut used = 0;
-        let mut stack = vec![root];
+        let mut stack = vec![app.join("src"), app.join("../server/src")];
         while let Some(dir) = stack.pop() {
             for entry in std::fs::read_dir(&dir).unwrap() {
                 let path = entry.unwrap().path();
@@ -299,7 +322,7 @@ mod tests {
 
     #[test]
     fn the_scan_sees_a_missing_key() {
-        let en: HashMap<String, String> = serde_json::from_str(EN).unwrap();
+        let en = catalogue(Locale::En);
         let keys = keys_in("let x = tr.t(\"no.such.key\"); tr.f(\n    \"nav.queue\", &[]); x.t(y);");
         assert_eq!(keys, ["no.such.key", "nav.queue"]);
         assert!(!en.contains_key("no.such.key"));

@@ -81,6 +81,13 @@ pub async fn get_session() -> Result<SessionInfo, AppError> {
     Ok(session_from_request())
 }
 
+/// The language of the request being served (server only): for the sentences the server
+/// writes into its answers (a decision's outcome, say).
+#[cfg(feature = "ssr")]
+pub fn request_tr() -> crate::i18n::Tr {
+    crate::i18n::Tr(guard::auth().locale)
+}
+
 /// The session of the request being served (server only).
 #[cfg(feature = "ssr")]
 pub fn session_from_request() -> SessionInfo {

@@ -44,7 +44,8 @@ impl UserAdmin for ServerBackend {
 
     async fn set_disabled(&self, actor: &UserView, user_id: i64, disabled: bool) -> Result<(), AppError> {
         if disabled && actor.id == user_id {
-            return Err(AppError::Invalid("you cannot disable your own account".into()));
+            let tr = app::api::request_tr();
+            return Err(AppError::Invalid(tr.t("srv.cannot_disable_self").into()));
         }
         people::set_disabled(&self.db, &format!("user:{}", actor.username), user_id, disabled)
             .await

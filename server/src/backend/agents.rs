@@ -4,7 +4,8 @@
 
 use super::*;
 use crate::agents::{self, AgentError};
-use app::api::{AgentAdmin, AgentSecretView, AgentView, IssuedSecret};
+use app::api::{request_tr, AgentAdmin, AgentSecretView, AgentView, IssuedSecret};
+use app::i18n::{tr_key, Tr};
 
 /// Longest grace period for the earlier secret after a rotation: 30 days.
 const MAX_GRACE_SECONDS: i64 = 30 * 24 * 3600;
@@ -22,15 +23,16 @@ fn by(actor: &UserView) -> String {
     format!("user:{}", actor.username)
 }
 
-/// "1 hour", "7 days": a grace period as a person says it.
-fn spoken(seconds: i64) -> String {
+/// "1 hour", "7 days" / "1 小时", "7 天": a grace period as a person says it, in its
+/// largest whole unit.
+fn spoken(tr: Tr, seconds: i64) -> String {
     let (n, unit) = match seconds {
-        s if s % 86_400 == 0 => (s / 86_400, "day"),
-        s if s % 3600 == 0 => (s / 3600, "hour"),
-        s if s % 60 == 0 => (s / 60, "minute"),
-        s => (s, "second"),
+        s if s % 86_400 == 0 => (s / 86_400, [tr_key("srv.day"), tr_key("srv.days")]),
+        s if s % 3600 == 0 => (s / 3600, [tr_key("srv.hour"), tr_key("srv.hours")]),
+        s if s % 60 == 0 => (s / 60, [tr_key("srv.minute"), tr_key("srv.minutes")]),
+        s => (s, [tr_key("srv.second"), tr_key("srv.seconds")]),
     };
-    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
+    tr.f(unit[usize::from(n != 1)], &[("n", &n.to_string())])
 }
 
 #[async_trait::async_trait]
@@ -76,7 +78,7 @@ impl AgentAdmin for ServerBackend {
         Ok(IssuedSecret {
             agent: id.to_string(),
             secret: secret.reveal(),
-            message: format!("Agent {id} added."),
+            message: request_tr().f("srv.agent_added", &[("agent", id)]),
         })
     }
 
@@ -91,12 +93,13 @@ impl AgentAdmin for ServerBackend {
             .map_err(agent_err)?;
         self.credentials.forget(id);
         tracing::info!(actor = %actor.username, agent = id, grace_seconds, "agent secret rotated");
+        let tr = request_tr();
         let message = if grace_seconds == 0 {
-            format!("New secret for {id}; the earlier one no longer works.")
+            tr.f("srv.rotated_now", &[("agent", id)])
         } else {
-            format!(
-                "New secret for {id}; the earlier one keeps working for {}.",
-                spoken(grace_seconds)
+            tr.f(
+                "srv.rotated_grace",
+                &[("agent", id), ("grace", &spoken(tr, grace_seconds))],
             )
         };
         Ok(IssuedSecret {
@@ -118,11 +121,15 @@ impl AgentAdmin for ServerBackend {
 
 #[cfg(test)]
 mod tests {
+    use app::i18n::{Locale, Tr};
+
     #[test]
     fn grace_periods_are_spoken_in_their_largest_whole_unit() {
-        assert_eq!(super::spoken(3600), "1 hour");
-        assert_eq!(super::spoken(7 * 86_400), "7 days");
-        assert_eq!(super::spoken(90), "90 seconds");
-        assert_eq!(super::spoken(120), "2 minutes");
+        let en = Tr(Locale::En);
+        assert_eq!(super::spoken(en, 3600), "1 hour");
+        assert_eq!(super::spoken(en, 7 * 86_400), "7 days");
+        assert_eq!(super::spoken(en, 90), "90 seconds");
+        assert_eq!(super::spoken(en, 120), "2 minutes");
+        assert_eq!(super::spoken(Tr(Locale::ZhCn), 86_400), "1 天");
     }
 }

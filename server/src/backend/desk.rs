@@ -1,6 +1,8 @@
 //! The reviewer's desk: the queue, a call, decisions, grants, revealing a secret.
 
 use super::*;
+use app::components::shell::role_key;
+use app::i18n::Tr;
 
 #[async_trait::async_trait]
 impl ReviewDesk for ServerBackend {
@@ -191,8 +193,9 @@ impl ReviewDesk for ServerBackend {
             status: None,
             message,
         };
+        let tr = app::api::request_tr();
         if !actor.role.may(Permission::Decide) {
-            return fail(format!("your role ({}) may not decide calls", actor.role));
+            return fail(tr.f("srv.may_not_decide", &[("role", tr.t(role_key(actor.role)))]));
         }
         let verdict = input.verdict;
         let action = match self.action(id, input).await {
@@ -215,7 +218,7 @@ impl ReviewDesk for ServerBackend {
                         }
                     }
                 }
-                return fail(refusal(e));
+                return fail(refusal(tr, e));
             }
         };
         let grant = match &action {
@@ -230,29 +233,40 @@ impl ReviewDesk for ServerBackend {
         };
         match self.ledger.review(review).await {
             Ok(r) => {
+                let n = |v: i64| v.to_string();
                 let message = match r.status {
-                    CallStatus::Pending if modifies => format!(
-                        "Your change is recorded, but the new arguments need {} approvers; the call waits for {} more.",
-                        r.approvers_required,
-                        r.approvers_required - r.approvals.len() as i64
+                    CallStatus::Pending if modifies => tr.f(
+                        "srv.modified_needs_more",
+                        &[
+                            ("required", &n(r.approvers_required)),
+                            ("more", &n(r.approvers_required - r.approvals.len() as i64)),
+                        ],
                     ),
-                    CallStatus::Pending => format!(
-                        "Approval recorded ({} of {}); it needs another reviewer.",
-                        r.approvals.len(),
-                        r.approvers_required
+                    CallStatus::Pending => tr.f(
+                        "srv.approval_recorded",
+                        &[
+                            ("have", &n(r.approvals.len() as i64)),
+                            ("need", &n(r.approvers_required)),
+                        ],
                     ),
                     CallStatus::Approved => match (grant, &r.grant_id) {
-                        (Some(g), Some(gid)) => format!(
-                            "Approved. Later calls of this {} in this session are allowed for {} minutes (grant {gid}).",
-                            if g.scope == GrantKind::Server { "MCP server" } else { "tool" },
-                            g.minutes
-                        ),
-                        _ => "Approved; the agent may run it.".into(),
+                        (Some(g), Some(gid)) => {
+                            let scope = if g.scope == GrantKind::Server {
+                                tr.t("srv.scope_server")
+                            } else {
+                                tr.t("srv.scope_tool")
+                            };
+                            tr.f(
+                                "srv.approved_grant",
+                                &[("scope", scope), ("minutes", &n(g.minutes)), ("grant", gid)],
+                            )
+                        }
+                        _ => tr.t("srv.approved").into(),
                     },
-                    CallStatus::Modified => "Released with your changes.".into(),
-                    CallStatus::Rejected => "Rejected; the agent was given your reason.".into(),
-                    CallStatus::Skipped => "Skipped; the agent will not run it.".into(),
-                    other => format!("The call is now {other}."),
+                    CallStatus::Modified => tr.t("srv.modified").into(),
+                    CallStatus::Rejected => tr.t("srv.rejected").into(),
+                    CallStatus::Skipped => tr.t("srv.skipped").into(),
+                    other => tr.f("srv.now_status", &[("status", tr.word("status", other.as_str()))]),
                 };
                 tracing::info!(actor = %actor.username, call = id, status = %r.status, "call decided");
                 DecisionOutcome {
@@ -262,7 +276,7 @@ impl ReviewDesk for ServerBackend {
                     message,
                 }
             }
-            Err(e) => fail(refusal(e)),
+            Err(e) => fail(refusal(tr, e)),
         }
     }
 
@@ -307,7 +321,10 @@ impl ServerBackend {
                 actor.role
             )));
         }
-        let row = self.pending_row(id).await.map_err(|e| AppError::Conflict(refusal(e)))?;
+        let row = self
+            .pending_row(id)
+            .await
+            .map_err(|e| AppError::Conflict(refusal(app::api::request_tr(), e)))?;
         let raw: Value = serde_json::from_str(row.final_arguments.as_deref().unwrap_or(&row.arguments))
             .map_err(|e| internal(e, "reading arguments"))?;
         let masked: Vec<String> = policy::redact::redact_value(&raw)
@@ -340,7 +357,7 @@ impl ServerBackend {
         match input.verdict {
             Verdict::Reject => {
                 let reason = review::clean_text(&input.text, "reason")?
-                    .ok_or_else(|| ReviewError::Invalid("a rejection needs a reason for the agent".into()))?;
+                    .ok_or_else(|| ReviewError::Invalid(app::api::request_tr().t("srv.reject_needs_reason").into()))?;
                 Ok(Action::Reject { reason })
             }
             Verdict::Skip => Ok(Action::Skip {
@@ -465,10 +482,27 @@ fn current_arguments(policy: &Policy, row: &CallRow) -> (Value, Value) {
 }
 
 /// Why a decision was refused, as the reviewer reads it.
-pub(super) fn refusal(e: ReviewError) -> String {
+/// Why a decision was refused, for the person who tried (in their language; the reasons
+/// a rule or a check wrote itself stay as written).
+pub(super) fn refusal(tr: Tr, e: ReviewError) -> String {
     match e {
-        ReviewError::AlreadyDecided { status, by } => format!("Already {status} by {}.", app::api::who(&by)),
-        other => other.to_string(),
+        ReviewError::AlreadyDecided { status, by } => tr.f(
+            "srv.already_decided",
+            &[
+                ("status", tr.word("status", status.as_str())),
+                ("who", &app::api::who(&by)),
+            ],
+        ),
+        ReviewError::NotFound => tr.t("srv.no_such_call").into(),
+        ReviewError::Expired => tr.t("srv.expired_first").into(),
+        ReviewError::AlreadyApproved => tr.t("srv.already_approved").into(),
+        ReviewError::Refused { layer, reason } => tr.f(
+            "srv.policy_refuses",
+            &[("layer", tr.word("layer", &layer)), ("reason", &reason)],
+        ),
+        ReviewError::GrantNotFound => tr.t("srv.no_such_grant").into(),
+        ReviewError::Unavailable => tr.t("srv.unavailable").into(),
+        ReviewError::Invalid(m) | ReviewError::Forbidden(m) => m,
     }
 }
 

@@ -25,23 +25,19 @@ impl OnCall for ServerBackend {
         if !actor.role.may(Permission::BreakGlass) {
             return Err(AppError::Forbidden(actor.role.to_string()));
         }
+        let tr = app::api::request_tr();
         let justification = clean(justification, "justification")?.unwrap_or_default();
         if justification.chars().count() < MIN_JUSTIFICATION_CHARS {
-            return Err(AppError::Invalid(format!(
-                "say why break-glass is needed (at least {MIN_JUSTIFICATION_CHARS} characters)"
-            )));
+            let n = MIN_JUSTIFICATION_CHARS.to_string();
+            return Err(AppError::Invalid(tr.f("srv.bg_justify", &[("n", &n)])));
         }
         if !(1..=self.break_glass_max_minutes).contains(&minutes) {
-            return Err(AppError::Invalid(format!(
-                "break-glass lasts between 1 and {} minutes",
-                self.break_glass_max_minutes
-            )));
+            let max = self.break_glass_max_minutes.to_string();
+            return Err(AppError::Invalid(tr.f("srv.bg_minutes", &[("max", &max)])));
         }
         // The password again: a session left open on a phone is not enough. Few tries.
         if self.password_checks.check_key(&actor.username).is_err() {
-            return Err(AppError::Invalid(
-                "too many password attempts; wait a minute and try again".into(),
-            ));
+            return Err(AppError::Invalid(tr.t("srv.bg_too_many").into()));
         }
         let stored = users::by_username(&self.db, &actor.username)
             .await
@@ -57,7 +53,7 @@ impl OnCall for ServerBackend {
                 data: serde_json::json!({"reason": "wrong password"}),
             };
             self.ledger.audit(ev);
-            return Err(AppError::NotAllowed("the password is not right".into()));
+            return Err(AppError::NotAllowed(tr.t("srv.bg_password").into()));
         }
         let user = format!("user:{}", actor.username);
         match self.ledger.start_break_glass(&user, &justification, minutes).await {
@@ -71,15 +67,14 @@ impl OnCall for ServerBackend {
     }
 
     async fn end_break_glass(&self, actor: &UserView, id: &str) -> Result<(), AppError> {
+        let tr = app::api::request_tr();
         let owner = self.break_glass_now().into_iter().find(|b| b.id == id).map(|b| b.user);
         let Some(owner) = owner else {
-            return Err(AppError::Conflict("this break-glass is no longer in force".into()));
+            return Err(AppError::Conflict(tr.t("srv.bg_over").into()));
         };
         let me = format!("user:{}", actor.username);
         if owner != me && actor.role != Role::Admin {
-            return Err(AppError::NotAllowed(
-                "only the person who started it or an admin may end it".into(),
-            ));
+            return Err(AppError::NotAllowed(tr.t("srv.bg_only_owner").into()));
         }
         let reason = if owner == me {
             "ended early by its owner".to_string()
@@ -88,7 +83,7 @@ impl OnCall for ServerBackend {
         };
         match self.ledger.end_break_glass(id, &me, &reason).await {
             Ok(true) => Ok(()),
-            Ok(false) => Err(AppError::Conflict("this break-glass is no longer in force".into())),
+            Ok(false) => Err(AppError::Conflict(tr.t("srv.bg_over").into())),
             Err(e) => Err(internal(e, "ending break-glass")),
         }
     }
@@ -100,8 +95,12 @@ impl OnCall for ServerBackend {
             status: None,
             message,
         };
+        let tr = app::api::request_tr();
         if !actor.role.may(Permission::BreakGlass) {
-            return fail(format!("your role ({}) may not use break-glass", actor.role));
+            return fail(tr.f(
+                "srv.may_not_break_glass",
+                &[("role", tr.t(app::components::shell::role_key(actor.role)))],
+            ));
         }
         match self.ledger.override_call(id, &format!("user:{}", actor.username)).await {
             Ok(r) => {
@@ -110,10 +109,10 @@ impl OnCall for ServerBackend {
                     id: id.to_string(),
                     ok: true,
                     status: Some(r.status.to_string()),
-                    message: "Released under break-glass; the override awaits another person's review.".into(),
+                    message: tr.t("srv.released_break_glass").into(),
                 }
             }
-            Err(e) => fail(super::desk::refusal(e)),
+            Err(e) => fail(super::desk::refusal(tr, e)),
         }
     }
 
@@ -151,7 +150,9 @@ impl OnCall for ServerBackend {
         }
         let note = clean(note, "note")?;
         if !agree && note.is_none() {
-            return Err(AppError::Invalid("say what is wrong with this override".into()));
+            return Err(AppError::Invalid(
+                app::api::request_tr().t("srv.flag_needs_note").into(),
+            ));
         }
         match self
             .ledger
@@ -194,7 +195,9 @@ impl OnCall for ServerBackend {
             Verdict::Reject
         };
         if verdict == Verdict::Reject && reason.trim().is_empty() {
-            return Err(AppError::Invalid("a rejection needs a reason for the agent".into()));
+            return Err(AppError::Invalid(
+                app::api::request_tr().t("srv.reject_needs_reason").into(),
+            ));
         }
         // Spent before deciding: a link is good for one confirmation, whatever it finds.
         let spent = sqlx::query(
@@ -208,9 +211,7 @@ impl OnCall for ServerBackend {
         .await
         .map_err(|e| internal(e, "spending a decision link"))?;
         if spent.rows_affected() == 0 {
-            return Err(AppError::Conflict(
-                "this link was already used; open the call from the queue".into(),
-            ));
+            return Err(AppError::Conflict(app::api::request_tr().t("srv.link_used").into()));
         }
         let input = DecisionInput {
             verdict,

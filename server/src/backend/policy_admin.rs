@@ -4,6 +4,7 @@
 use super::*;
 use crate::policies::{self, Change, Problem};
 use crate::store::policies::{self as rows, Via};
+use app::api::request_tr;
 use app::api::{PolicyAdmin, PolicyChangeView, PolicyCheck, PolicyPage, PolicyProblem, ReplayReport};
 
 /// Changes the page lists.
@@ -36,16 +37,19 @@ impl ServerBackend {
     /// Compile `source`, or the check that says why not.
     fn compiled(&self, source: &str) -> Result<Policy, PolicyCheck> {
         if source.len() > MAX_SOURCE {
-            return Err(refused(format!("the policy is over {} KiB", MAX_SOURCE / 1024)));
+            let kib = (MAX_SOURCE / 1024).to_string();
+            return Err(refused(request_tr().f("srv.policy_too_big", &[("kib", &kib)])));
         }
         policies::compile(source).map_err(|list| {
             let n = list.len();
+            let key = if n == 1 {
+                "srv.policy_problem"
+            } else {
+                "srv.policy_problems"
+            };
             PolicyCheck {
                 ok: false,
-                message: format!(
-                    "The policy does not compile ({n} problem{}); nothing changed.",
-                    if n == 1 { "" } else { "s" }
-                ),
+                message: request_tr().f(key, &[("n", &n.to_string())]),
                 problems: problems(source, list),
                 version: None,
             }
@@ -77,14 +81,17 @@ impl ServerBackend {
                 tracing::warn!(actor = %actor.username, version = %a.version, previous = %a.previous, "policy changed");
                 PolicyCheck {
                     ok: true,
-                    message: format!("{} {} is in force (was {}).", a.name, a.version, a.previous),
+                    message: request_tr().f(
+                        "srv.policy_in_force",
+                        &[("name", &a.name), ("version", &a.version), ("previous", &a.previous)],
+                    ),
                     problems: Vec::new(),
                     version: Some(a.version),
                 }
             }
             Ok(a) => PolicyCheck {
                 ok: true,
-                message: format!("{} {} was already in force.", a.name, a.version),
+                message: request_tr().f("srv.policy_already", &[("name", &a.name), ("version", &a.version)]),
                 problems: Vec::new(),
                 version: Some(a.version),
             },
@@ -154,17 +161,16 @@ impl PolicyAdmin for ServerBackend {
         match self.compiled(source) {
             Ok(p) => PolicyCheck {
                 ok: true,
-                message: format!(
-                    "It compiles: {} {}, {} tools{}.",
-                    p.name,
-                    p.version,
-                    p.tool_names().len(),
-                    if *p.version == *self.policy.get().version {
-                        " (the version in force)"
+                message: {
+                    let tr = request_tr();
+                    let key = if *p.version == *self.policy.get().version {
+                        "srv.policy_compiles_in_force"
                     } else {
-                        ""
-                    }
-                ),
+                        "srv.policy_compiles"
+                    };
+                    let tools = p.tool_names().len().to_string();
+                    tr.f(key, &[("name", &p.name), ("version", &p.version), ("tools", &tools)])
+                },
                 problems: Vec::new(),
                 version: Some(p.version.to_string()),
             },
@@ -221,7 +227,7 @@ impl PolicyAdmin for ServerBackend {
         tracing::info!(actor = %actor.username, version = %p.version, "policy kept for a replay");
         PolicyCheck {
             ok: true,
-            message: format!("{} {} is kept for a replay.", p.name, p.version),
+            message: request_tr().f("srv.policy_kept", &[("name", &p.name), ("version", &p.version)]),
             problems: Vec::new(),
             version: Some(p.version.to_string()),
         }

@@ -89,6 +89,22 @@ async fn the_language_follows_the_browser_then_the_cookie_then_the_account() {
         .await
         .unwrap();
     assert_eq!(stored.as_deref(), Some("zh-CN"));
+
+    // What the server writes into its answers follows the same language.
+    let agent = app.agent("writer").await;
+    let write = |path: &str| {
+        serde_json::json!({"session_id": "s-zh", "tool": "write_file",
+            "arguments": {"path": path, "content": "# 报告"}, "context": {"trust": "isolated"}})
+    };
+    let first = held(&agent, write("out/a.md")).await;
+    let out = r.decide(&app, &first, &[("verdict", "approve")]).await;
+    assert_eq!(out["message"], "已批准；智能体可以执行。", "{out}");
+    let out = r.decide(&app, &first, &[("verdict", "approve")]).await;
+    assert_eq!(out["ok"], false, "{out}");
+    assert!(out["message"].as_str().unwrap().starts_with("已由 mei 处理"), "{out}");
+    let second = held(&agent, write("out/b.md")).await;
+    let out = r.decide(&app, &second, &[("verdict", "reject")]).await;
+    assert_eq!(out["message"], "拒绝时需要给智能体一个理由", "{out}");
     let (status, _) = r.post(&app, "/api/locale", &[("locale", "en")]).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(lang_of(&elsewhere, &app, "/queue", "zh-CN").await, "en");
