@@ -177,6 +177,26 @@ impl Tr {
         self.0
     }
 
+    /// A sentence written in English elsewhere (a rule's refusal, also kept as written in
+    /// the audit trail) in this language, when the catalogue knows it: matched by its
+    /// English text, as gettext matches messages. Anything else stays as written.
+    pub fn sentence(self, english: &str) -> String {
+        static BY_TEXT: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
+        if self.0 == Locale::En {
+            return english.to_string();
+        }
+        let by_text = BY_TEXT.get_or_init(|| {
+            catalogue(Locale::En)
+                .iter()
+                .filter(|(k, _)| k.starts_with("said."))
+                .map(|(k, v)| (v.as_str(), k.as_str()))
+                .collect()
+        });
+        by_text
+            .get(english)
+            .map_or_else(|| english.to_string(), |key| self.t(key).to_string())
+    }
+
     /// A wire value of some `kind` (`status`, `risk`, `layer`) as people read it: the
     /// catalogue's `<kind>.<value>`, or the value itself when there is none (a status a
     /// newer server sends, say).
@@ -339,6 +359,10 @@ mod tests {
         assert_eq!(tr.time(ms), "2025-12-02 09:30:05 UTC");
         assert_eq!(Tr(Locale::ZhCn).time(ms), "2025年12月2日 09:30:05 UTC");
         assert_eq!(tr.span(300_000), "5 min");
+        let said = "the last active administrator cannot be disabled";
+        assert_eq!(Tr(Locale::ZhCn).sentence(said), "最后一位启用中的管理员不能被停用");
+        assert_eq!(tr.sentence(said), said);
+        assert_eq!(Tr(Locale::ZhCn).sentence("something new"), "something new");
         assert_eq!(Tr(Locale::ZhCn).span(7_200_000), "2 小时");
     }
 }

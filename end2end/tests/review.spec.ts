@@ -161,10 +161,15 @@ test('two reviewers deciding at once: one wins, the other is told who did', asyn
   await openReview(alice, id);
   await openReview(bob, id);
   await bob.getByTestId('reject-reason').fill('not this one');
-  // Both clicks are dispatched in the pages at once (no actionability waits between them),
-  // so neither page can have learnt of the other's decision first.
+  // Both clicks are scheduled in the pages for the same moment (both browsers share this
+  // machine's clock), so neither page can have learnt of the other's decision first — and
+  // neither page reloads for the other's decision while a click is still being delivered.
+  const at = Date.now() + 500;
   const click = (p: Page, testid: string) =>
-    p.evaluate((t) => (document.querySelector(`[data-testid="${t}"]`) as HTMLElement).click(), testid);
+    p.evaluate(([t, when]) => {
+      setTimeout(() => (document.querySelector(`[data-testid="${t}"]`) as HTMLElement).click(),
+        Math.max(0, (when as number) - Date.now()));
+    }, [testid, at] as const);
   await Promise.all([click(alice, 'approve'), click(bob, 'reject')]);
   for (const p of [alice, bob]) await expect(p.getByTestId('decision-message')).toBeVisible();
   const messages = [

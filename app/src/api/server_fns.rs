@@ -32,10 +32,17 @@ mod guard {
         use_context::<Services>().ok_or_else(|| fail(AppError::Internal("server is not ready".into())))
     }
 
-    /// Answer with `e`, with its HTTP status (pages rendered without JavaScript see it too).
+    /// Answer with `e`, with its HTTP status (pages rendered without JavaScript see it too),
+    /// its sentence in the reader's language when the catalogue knows it.
     pub fn fail(e: AppError) -> AppError {
         crate::components::shell::set_status(e.status());
-        e
+        let tr = crate::i18n::Tr(auth().locale);
+        match e {
+            AppError::Invalid(m) => AppError::Invalid(tr.sentence(&m)),
+            AppError::Conflict(m) => AppError::Conflict(tr.sentence(&m)),
+            AppError::NotAllowed(m) => AppError::NotAllowed(tr.sentence(&m)),
+            other => other,
+        }
     }
 
     /// The signed-in user, if their role has permission `p` ([`Role::may`]).

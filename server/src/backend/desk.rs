@@ -502,7 +502,7 @@ pub(super) fn refusal(tr: Tr, e: ReviewError) -> String {
         ),
         ReviewError::GrantNotFound => tr.t("srv.no_such_grant").into(),
         ReviewError::Unavailable => tr.t("srv.unavailable").into(),
-        ReviewError::Invalid(m) | ReviewError::Forbidden(m) => m,
+        ReviewError::Invalid(m) | ReviewError::Forbidden(m) => tr.sentence(&m),
     }
 }
 

@@ -105,6 +105,24 @@ async fn the_language_follows_the_browser_then_the_cookie_then_the_account() {
     let second = held(&agent, write("out/b.md")).await;
     let out = r.decide(&app, &second, &[("verdict", "reject")]).await;
     assert_eq!(out["message"], "拒绝时需要给智能体一个理由", "{out}");
+    // A refusal a rule wrote in English (and the trail keeps so) reaches a Chinese admin in
+    // Chinese; a sentence the catalogue does not know stays as written.
+    let admin = app.admin_client().await;
+    let admin = Reviewer {
+        token: app.session_token(&admin).await,
+        c: admin,
+    };
+    admin.post(&app, "/api/locale", &[("locale", "zh-CN")]).await;
+    let (status, body) = admin
+        .post(
+            &app,
+            "/api/users/add",
+            &[("username", "short"), ("password", "short"), ("role", "reviewer")],
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["Invalid"], "密码至少需要 12 个字符", "{body}");
+
     let (status, _) = r.post(&app, "/api/locale", &[("locale", "en")]).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(lang_of(&elsewhere, &app, "/queue", "zh-CN").await, "en");
