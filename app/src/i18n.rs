@@ -113,23 +113,11 @@ fn catalogue(l: Locale) -> &'static HashMap<String, String> {
 
 /// The text of `key` in `l`; English when the catalogue lacks it (tests keep that from
 /// happening), the key itself as a last resort.
-pub fn text(l: Locale, key: &str) -> &'static str {
+pub fn text(l: Locale, key: &'static str) -> &'static str {
     catalogue(l)
         .get(key)
         .or_else(|| catalogue(Locale::En).get(key))
-        .map_or_else(|| leak(key), String::as_str)
-}
-
-/// A missing key is shown as itself; kept for the life of the process (it cannot happen
-/// with the catalogues the tests check, so this does not grow).
-fn leak(key: &str) -> &'static str {
-    static MISSING: OnceLock<std::sync::Mutex<HashMap<String, &'static str>>> = OnceLock::new();
-    let mut m = MISSING
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    m.entry(key.to_string())
-        .or_insert_with(|| Box::leak(key.to_string().into_boxed_str()))
+        .map_or(key, String::as_str)
 }
 
 /// Marks a catalogue key written somewhere other than a lookup (a table of pages, say), so
@@ -144,12 +132,12 @@ pub struct Tr(pub Locale);
 
 impl Tr {
     /// The text of `key`.
-    pub fn t(self, key: &str) -> &'static str {
+    pub fn t(self, key: &'static str) -> &'static str {
         text(self.0, key)
     }
 
     /// The text of `key` with each `{name}` replaced by its value.
-    pub fn f(self, key: &str, values: &[(&str, &str)]) -> String {
+    pub fn f(self, key: &'static str, values: &[(&str, &str)]) -> String {
         let mut out = self.t(key).to_string();
         for (name, value) in values {
             out = out.replace(&format!("{{{name}}}"), value);
@@ -159,18 +147,12 @@ impl Tr {
 
     /// A whole number with the locale's digit grouping (both use `1,234`).
     pub fn number(self, n: i64) -> String {
-        let digits = n.unsigned_abs().to_string();
-        let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+        let digits = crate::api::grouped(n.unsigned_abs());
         if n < 0 {
-            out.push('-');
+            format!("-{digits}")
+        } else {
+            digits
         }
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i).is_multiple_of(3) {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        out
     }
 
     pub fn locale(self) -> Locale {

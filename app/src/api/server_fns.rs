@@ -59,11 +59,17 @@ mod guard {
     /// [`require`] plus the CSRF token check for state-changing calls.
     pub fn require_csrf(p: Permission, token: &str) -> Result<UserView, AppError> {
         let user = require(p)?;
+        check_csrf(token)?;
+        Ok(user)
+    }
+
+    /// The form's token is this session's (compared in constant time); signed in or not.
+    pub fn check_csrf(token: &str) -> Result<(), AppError> {
         let expected = auth().csrf_token.unwrap_or_default();
         if expected.is_empty() || !bool::from(subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), token.as_bytes())) {
             return Err(fail(AppError::FormExpired));
         }
-        Ok(user)
+        Ok(())
     }
 
     /// A service's error, answered with its HTTP status.
@@ -210,16 +216,8 @@ pub async fn set_locale(csrf_token: String, locale: String) -> Result<(), AppErr
             "unknown language {locale:?}; use en or zh-CN"
         ))));
     };
+    guard::check_csrf(&csrf_token)?;
     let auth = guard::auth();
-    let expected = auth.csrf_token.clone().unwrap_or_default();
-    if expected.is_empty()
-        || !bool::from(subtle::ConstantTimeEq::ct_eq(
-            expected.as_bytes(),
-            csrf_token.as_bytes(),
-        ))
-    {
-        return Err(guard::map_err(AppError::FormExpired));
-    }
     if let Some(user) = &auth.user {
         guard::services()?
             .users
