@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 
 /// Bumped when what is indexed changes: an index of another version is rebuilt.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 /// Events read and written per batch.
 const BATCH: i64 = 4000;
 /// Characters of an event's text given to full-text search.
@@ -52,6 +52,7 @@ CREATE INDEX IF NOT EXISTS events_rule ON events (rule, seq) WHERE rule IS NOT N
 CREATE INDEX IF NOT EXISTS events_source ON events (source, seq) WHERE source IS NOT NULL;
 CREATE INDEX IF NOT EXISTS events_reviewer ON events (reviewer, seq) WHERE reviewer IS NOT NULL;
 CREATE INDEX IF NOT EXISTS events_kind ON events (kind, seq);
+CREATE INDEX IF NOT EXISTS events_call ON events (call_id, seq) WHERE call_id IS NOT NULL;
 CREATE TABLE IF NOT EXISTS indexed_head (
     id    INTEGER PRIMARY KEY CHECK (id = 1),
     seq   INTEGER NOT NULL,
@@ -339,7 +340,7 @@ fn user_of(actor: &str) -> Option<String> {
 /// The facts, summary and searchable text of one event (pure; unit-tested).
 pub fn derive(ev: Event, call: Call) -> Derived {
     let d = &ev.data;
-    let decision = d.get("decision").unwrap_or(&Value::Null);
+    let decision = &decision_of(&ev);
     let first = |paths: &[&[&str]]| paths.iter().find_map(|p| text_at(d, p));
     let agent = call
         .agent
@@ -397,6 +398,14 @@ pub fn derive(ev: Event, call: Call) -> Derived {
     }
 }
 
+/// The decision a received call's event recorded, with its usual values filled back in.
+fn decision_of(ev: &Event) -> Value {
+    match ev.kind.as_str() {
+        "call_received" => super::received_decision(&ev.data),
+        _ => ev.data.get("decision").cloned().unwrap_or(Value::Null),
+    }
+}
+
 /// The call status an event recorded, if it recorded one.
 fn status_of(ev: &Event, decision: &Value) -> Option<String> {
     match ev.kind.as_str() {
@@ -411,7 +420,7 @@ fn status_of(ev: &Event, decision: &Value) -> Option<String> {
 /// The one-line summary of an event on its own (a timeline's steps), without the
 /// searchable text [`derive`] also builds.
 pub fn summary_line(ev: &Event) -> String {
-    let decision = ev.data.get("decision").unwrap_or(&Value::Null);
+    let decision = &decision_of(ev);
     let tool = text_at(&ev.data, &["tool"]);
     summary(ev, tool.as_deref(), status_of(ev, decision).as_deref(), decision)
 }

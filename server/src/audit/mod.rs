@@ -75,6 +75,26 @@ pub fn compact(mut data: Value) -> Value {
     data
 }
 
+/// How a `call_received` event names the policy that decided it: the version's first 16
+/// hex digits (64 bits; `policy_versions` and the `policy_loaded`/`policy_applied` events
+/// hold the whole version). Events written before this keep `policy_version` in full.
+pub fn policy_ref(version: &str) -> &str {
+    let hex = version.strip_prefix("sha256:").unwrap_or(version);
+    hex.get(..16).unwrap_or(hex)
+}
+
+/// A `call_received` event's decision as written, with the usual values it leaves out put
+/// back (`source` policy, `risk` low, `approvers_required` 0): what every reader sees.
+pub fn received_decision(data: &Value) -> Value {
+    let mut d = data.get("decision").cloned().unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut d {
+        m.entry("source").or_insert_with(|| "policy".into());
+        m.entry("risk").or_insert_with(|| "low".into());
+        m.entry("approvers_required").or_insert_with(|| 0.into());
+    }
+    d
+}
+
 /// The hash of one event; `data` is its canonical JSON text.
 #[allow(clippy::too_many_arguments)]
 pub fn event_hash(

@@ -19,39 +19,44 @@ pub async fn build(
     id: &str,
     now_ms: i64,
 ) -> Result<Option<TraceView>, sqlx::Error> {
-    let cols = "SELECT seq, at_ms, kind, actor, call_id, session_id, data FROM audit_events";
-    let mut rows: Vec<Row> = match kind {
+    // The chain has no index but its sequence numbers (each index entry would be written
+    // for every call): the search index finds a session's or trace's events, and the
+    // events themselves are read from the chain by sequence number.
+    index.catch_up().await?;
+    let seqs: Vec<i64> = match kind {
         TraceKind::Session => {
-            sqlx::query_as(&format!("{cols} WHERE session_id = ? ORDER BY seq DESC LIMIT ?"))
+            sqlx::query_scalar("SELECT seq FROM events WHERE session = ? ORDER BY seq DESC LIMIT ?")
                 .bind(id)
                 .bind(MAX_EVENTS + 1)
-                .fetch_all(index.chain())
+                .fetch_all(&index.pool)
                 .await?
         }
+        // Every event of each call the trace holds (reviewers' decisions carry no trace id).
         TraceKind::Trace => {
-            // Trace ids are not a column of the chain: the index knows the calls of a trace.
-            index.catch_up().await?;
-            let calls: Vec<String> = sqlx::query_scalar(
-                "SELECT DISTINCT call_id FROM events WHERE trace = ? AND call_id IS NOT NULL LIMIT ?",
+            sqlx::query_scalar(
+                "SELECT seq FROM events WHERE call_id IN
+                     (SELECT DISTINCT call_id FROM events WHERE trace = ? AND call_id IS NOT NULL LIMIT ?)
+                 ORDER BY seq DESC LIMIT ?",
             )
             .bind(id)
             .bind(MAX_EVENTS)
+            .bind(MAX_EVENTS + 1)
             .fetch_all(&index.pool)
-            .await?;
-            if calls.is_empty() {
-                return Ok(None);
-            }
-            let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(cols);
-            q.push(" WHERE call_id IN (");
-            let mut sep = q.separated(", ");
-            for c in &calls {
-                sep.push_bind(c);
-            }
-            q.push(") ORDER BY seq DESC LIMIT ");
-            q.push_bind(MAX_EVENTS + 1);
-            q.build_query_as().fetch_all(index.chain()).await?
+            .await?
         }
     };
+    let mut rows: Vec<Row> = Vec::with_capacity(seqs.len());
+    for chunk in seqs.chunks(1000) {
+        let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+            "SELECT seq, at_ms, kind, actor, call_id, session_id, data FROM audit_events WHERE seq IN (",
+        );
+        let mut sep = q.separated(", ");
+        for s in chunk {
+            sep.push_bind(s);
+        }
+        q.push(") ORDER BY seq DESC");
+        rows.extend(q.build_query_as::<Row>().fetch_all(index.chain()).await?);
+    }
     if rows.is_empty() {
         return Ok(None);
     }
@@ -83,7 +88,7 @@ fn assemble(kind: TraceKind, id: &str, rows: Vec<Row>, truncated: bool, now_ms: 
     for (seq, at_ms, ev_kind, actor, call_id, session, data) in rows {
         let data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
         if ev_kind == "call_received" {
-            let d = data.get("decision").cloned().unwrap_or(Value::Null);
+            let d = super::received_decision(&data);
             let agent = actor.strip_prefix("agent:").unwrap_or(&actor).to_string();
             if !agents.contains(&agent) {
                 agents.push(agent.clone());

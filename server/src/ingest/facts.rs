@@ -29,11 +29,40 @@ type StoredTree = (u64, u64, bool);
 #[derive(serde::Serialize, serde::Deserialize, Default)]
 struct Stored {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    paths: Vec<(PathBuf, Option<PathBuf>)>,
+    paths: Vec<StoredPath>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     trees: Vec<(PathBuf, u64, Option<StoredTree>)>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     hosts: Vec<(String, u16, Option<Vec<IpAddr>>)>,
+}
+
+/// A path's answer as stored: the path alone when it resolved to itself (the usual case),
+/// else the path and what it resolved to (`null`: it does not resolve).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+enum StoredPath {
+    Itself(PathBuf),
+    Resolved(PathBuf, Option<PathBuf>),
+}
+
+impl StoredPath {
+    fn of(path: &Path, resolved: &Option<PathBuf>) -> StoredPath {
+        match resolved {
+            Some(r) if r == path => StoredPath::Itself(path.to_path_buf()),
+            r => StoredPath::Resolved(path.to_path_buf(), r.clone()),
+        }
+    }
+    fn key(&self) -> &Path {
+        match self {
+            StoredPath::Itself(p) | StoredPath::Resolved(p, _) => p,
+        }
+    }
+    fn into_pair(self) -> (PathBuf, Option<PathBuf>) {
+        match self {
+            StoredPath::Itself(p) => (p.clone(), Some(p)),
+            StoredPath::Resolved(p, r) => (p, r),
+        }
+    }
 }
 
 impl Facts {
@@ -47,7 +76,7 @@ impl Facts {
             return None;
         }
         let mut s = Stored {
-            paths: self.paths.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            paths: self.paths.iter().map(|(k, v)| StoredPath::of(k, v)).collect(),
             trees: self
                 .trees
                 .iter()
@@ -60,7 +89,7 @@ impl Facts {
                 .collect(),
         };
         // The same facts store the same text.
-        s.paths.sort();
+        s.paths.sort_by(|a, b| a.key().cmp(b.key()));
         s.trees.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
         s.hosts.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
         serde_json::to_string(&s).ok()
@@ -70,7 +99,7 @@ impl Facts {
     pub fn from_json(text: &str) -> Facts {
         let s: Stored = serde_json::from_str(text).unwrap_or_default();
         Facts {
-            paths: s.paths.into_iter().collect(),
+            paths: s.paths.into_iter().map(StoredPath::into_pair).collect(),
             trees: s
                 .trees
                 .into_iter()
@@ -320,5 +349,19 @@ mod tests {
         ] {
             assert_eq!(cached(&cache, &p, &call, "a", 0).map(|f| f.paths.len()), Some(0));
         }
+    }
+
+    #[test]
+    fn stored_facts_name_a_path_once_when_it_resolves_to_itself_and_read_back_the_same() {
+        let mut f = Facts::default();
+        f.paths.insert("/w".into(), Some("/w".into()));
+        f.paths.insert("/w/link".into(), Some("/w/target".into()));
+        f.paths.insert("/w/missing".into(), None);
+        let text = f.to_json().unwrap();
+        assert_eq!(text, r#"{"paths":["/w",["/w/link","/w/target"],["/w/missing",null]]}"#);
+        assert_eq!(Facts::from_json(&text), f);
+        // Facts stored before (every path as a pair) read the same.
+        let old = r#"{"paths":[["/w","/w"],["/w/link","/w/target"],["/w/missing",null]]}"#;
+        assert_eq!(Facts::from_json(old), f);
     }
 }

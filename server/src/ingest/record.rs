@@ -276,7 +276,9 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
         },
     );
     let eval_us = started.elapsed().as_micros() as u64;
-    let id = format!("tc_{}", uuid::Uuid::now_v7().simple());
+    // A time-ordered id (UUIDv7 bits, written as a ULID: 26 characters), so the rows and
+    // index entries of new calls are appended, not scattered.
+    let id = format!("tc_{}", ulid::Ulid::from(uuid::Uuid::now_v7().as_u128()));
     let redacted = &job.redacted;
     let details = CallDetails::of(&d, &redacted.masked).to_json();
     let status = match d.status {
@@ -320,20 +322,28 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
         actor: format!("agent:{}", job.agent),
         call_id: Some(id.clone()),
         session_id: Some(p.session_id.clone()),
-        // Absent fields are left out (nulls and empty lists): this event is written for
-        // every call, and the chain hashes whatever data is stored.
+        // Written for every call, so it holds each fact once and briefly: absent fields are
+        // left out (nulls and empty lists), and so are the usual values (`source` policy,
+        // `risk` low, `approvers_required` 0; readers fill them back in, see
+        // `audit::received_decision`). The policy is named by its version's first 16 hex
+        // digits (`policy_versions` has the whole); the webhook-id stays with the call row.
         data: audit::compact(json!({
             "tool": p.tool, "server": p.server, "trace_id": p.trace_id, "turn_id": p.turn_id,
             "arguments": redacted.arguments, "masked": redacted.masked, "fingerprints": redacted.fingerprints,
             "reason": redacted.reason, "plan": redacted.plan,
-            "on_behalf_of": p.on_behalf_of, "message_id": job.message_id,
+            "on_behalf_of": p.on_behalf_of,
             "decision": {
                 "status": status, "blocked_by": row.blocked_by, "rule": d.rule, "reason": d.reason,
-                "source": source.as_str(), "grant_id": d.grant_id, "policy_version": row.policy_version,
-                "risk": row.risk, "approvers_required": row.approvers_required,
+                "source": (source != DecisionSource::Policy).then_some(source.as_str()),
+                "grant_id": d.grant_id, "policy": audit::policy_ref(&row.policy_version),
+                "risk": (row.risk != policy::Risk::Low).then_some(row.risk),
+                "approvers_required": (row.approvers_required != 0).then_some(row.approvers_required),
                 "expires_at_ms": d.expires_at_ms, "shadow": d.shadow,
             },
-            "timings": {"received_at_ms": job.received_at_ms, "evaluate_us": eval_us},
+            "timings": {
+                "evaluate_us": eval_us,
+                "queued_ms": Some(now - job.received_at_ms).filter(|ms| *ms > 0),
+            },
         })),
     };
     let pending = (status == CallStatus::Pending).then(|| review::view::queue_item(&state.policy, &row));
@@ -384,7 +394,8 @@ impl Prepared {
             details: (self.details != "{}").then_some(self.details.as_str()),
             created_at_ms: r.created_at_ms,
             expires_at_ms: r.expires_at_ms,
-            trust: &self.trust,
+            // No trust context is stored as NULL (read back as `null`, see `review::grants`).
+            trust: (self.trust != "null").then_some(self.trust.as_str()),
             turn_id: p.turn_id.as_deref(),
             pinned: r.pinned.as_deref(),
             decided_by: r.decided_by.as_deref(),

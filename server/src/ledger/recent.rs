@@ -5,7 +5,7 @@
 //! A retry must be signed within the timestamp tolerance (±5 min), so ids are kept for
 //! at least `GENERATION` (10 min, twice the tolerance) and at most twice that: two
 //! generations, the older dropped when a new one starts. Entries are small (a keyed
-//! 64-bit fingerprint → the call's id and body-hash prefix); a hit is confirmed against the
+//! 64-bit fingerprint → the call id's 128 bits); a hit is confirmed against the
 //! stored row, so a fingerprint collision can never answer with another call.
 
 use std::collections::hash_map::RandomState;
@@ -15,16 +15,35 @@ use std::hash::BuildHasher;
 /// How long one generation lasts.
 pub const GENERATION_MS: i64 = 2 * crate::ingest::signature::TOLERANCE_SECS * 1000;
 
-/// A call a webhook-id was used for.
+/// A call a webhook-id was used for: its id's 128 bits and how they are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Seen {
-    /// The call id's UUID (`tc_{:032x}`).
     pub call: u128,
+    /// `tc_` and a ULID (26 characters); ids made before are `tc_` and 32 hex digits.
+    pub ulid: bool,
 }
 
 impl Seen {
+    /// `tc_` with a ULID or with 32 hex digits; anything else is not a call id.
+    pub fn of(call_id: &str) -> Option<Seen> {
+        let bits = call_id.strip_prefix("tc_")?;
+        match bits.len() {
+            26 => ulid::Ulid::from_string(bits)
+                .ok()
+                .map(|u| Seen { call: u.0, ulid: true }),
+            32 => u128::from_str_radix(bits, 16)
+                .ok()
+                .map(|call| Seen { call, ulid: false }),
+            _ => None,
+        }
+    }
+
     pub fn call_id(&self) -> String {
-        format!("tc_{:032x}", self.call)
+        if self.ulid {
+            format!("tc_{}", ulid::Ulid::from(self.call))
+        } else {
+            format!("tc_{:032x}", self.call)
+        }
     }
 }
 
@@ -55,17 +74,14 @@ impl RecentMessages {
         self.current.get(&k).or_else(|| self.previous.get(&k)).copied()
     }
 
-    /// Remember a stored call. `call_id` is `tc_` and 32 hex digits (others are ignored).
+    /// Remember a stored call (anything but a call id is ignored, see [`Seen::of`]).
     pub fn insert(&mut self, agent: &str, message_id: &str, call_id: &str, now_ms: i64) {
         self.rotate(now_ms);
-        let Some(call) = call_id
-            .strip_prefix("tc_")
-            .and_then(|h| u128::from_str_radix(h, 16).ok())
-        else {
+        let Some(seen) = Seen::of(call_id) else {
             return;
         };
         let k = self.fingerprint(agent, message_id);
-        self.current.insert(k, Seen { call });
+        self.current.insert(k, seen);
     }
 
     /// Start a new generation when the current one is old enough.
@@ -106,5 +122,11 @@ mod tests {
         assert!(r.get("a", "m2").is_some());
         r.insert("a", "m3", "not-a-call-id", 2 * GENERATION_MS);
         assert_eq!(r.get("a", "m3"), None);
+        // Ids as they are made now (a ULID) come back exactly as they were written.
+        let new = "tc_01KBJ2Q8ZV3S1Y0M5X7T4W9R6D";
+        r.insert("a", "m4", new, 2 * GENERATION_MS);
+        assert_eq!(r.get("a", "m4").map(|s| s.call_id()).as_deref(), Some(new));
+        r.insert("a", "m5", "tc_01KBJ2Q8ZV3S1Y0M5X7T4W9R6", 2 * GENERATION_MS);
+        assert_eq!(r.get("a", "m5"), None);
     }
 }

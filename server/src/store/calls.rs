@@ -134,7 +134,7 @@ pub struct NewCall<'a> {
     pub details: Option<&'a str>,
     pub created_at_ms: i64,
     pub expires_at_ms: Option<i64>,
-    pub trust: &'a str,
+    pub trust: Option<&'a str>,
     pub turn_id: Option<&'a str>,
     pub pinned: Option<&'a str>,
     /// `grant:ID` when an approve-all grant released the call; `None` otherwise.

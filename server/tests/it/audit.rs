@@ -427,6 +427,8 @@ async fn a_timeline_shows_each_call_its_decision_and_what_followed() {
     assert_eq!(by_path("report.md")["plan"], "write the report then mail it");
     assert_eq!(by_path("secret-plan")["why"], "not this file");
 
+    assert_eq!(read["source"], "policy", "the usual source is filled back in: {read}");
+
     let t = auditor.get(&app, "/api/audit/trace?kind=Trace&id=t-write").await;
     assert_eq!(t["calls"].as_array().unwrap().len(), 1, "{t}");
     let r = auditor
@@ -744,5 +746,80 @@ async fn an_index_that_no_longer_matches_its_chain_is_rebuilt() {
     let (hits, _) = server::audit::search::page(&index, &plan, 50).await.unwrap();
     assert_eq!(hits.iter().map(|h| h.seq).collect::<Vec<_>>(), [2], "{hits:?}");
     index.close().await;
+    app.stop().await.unwrap();
+}
+
+/// Each call writes one event, holding each fact once: no webhook-id (the call row keeps
+/// it), the policy by its version's first 16 hex digits, the usual decision values left
+/// out; readers (search, timelines) see them filled back in, and the chain verifies.
+#[tokio::test]
+async fn a_received_call_is_recorded_once_and_briefly_and_read_back_whole() {
+    let app = spawn_app().await;
+    let bot = app.agent("bot").await;
+    let (_, allowed) = bot
+        .propose_as(
+            "msg-brief",
+            json!({"session_id": "s-b", "tool": "read_file", "arguments": {"path": "notes/a.md"}}),
+        )
+        .await;
+    assert_eq!(allowed["status"], "allowed", "{allowed}");
+    let id = allowed["id"].as_str().unwrap();
+    // Time-ordered ids written as ULIDs (Crockford base 32, 26 characters).
+    assert!(
+        id.len() == 29 && id[3..].chars().all(|c| "0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains(c)),
+        "{id}"
+    );
+    let held_id = held(
+        &bot,
+        json!({"session_id": "s-b", "tool": "execute_command", "arguments": {"command": "ls"}}),
+    )
+    .await;
+    let data = |call: String| {
+        let db = app.db.clone();
+        async move {
+            let text: String =
+                sqlx::query_scalar("SELECT data FROM audit_events WHERE call_id = ? AND kind = 'call_received'")
+                    .bind(call)
+                    .fetch_one(&db)
+                    .await
+                    .unwrap();
+            serde_json::from_str::<Value>(&text).unwrap()
+        }
+    };
+    let a = data(id.to_string()).await;
+    let version = allowed["policy_version"].as_str().unwrap();
+    assert_eq!(a["decision"]["policy"], version["sha256:".len()..][..16], "{a}");
+    for gone in ["message_id", "policy_version"] {
+        assert!(
+            a.get(gone).is_none() && a["decision"].get(gone).is_none(),
+            "{gone}: {a}"
+        );
+    }
+    for usual in ["source", "risk", "approvers_required"] {
+        assert!(a["decision"].get(usual).is_none(), "{usual}: {a}");
+    }
+    assert!(!a.to_string().contains("msg-brief"), "{a}");
+    let h = data(held_id.clone()).await;
+    assert_eq!(h["decision"]["status"], "pending", "{h}");
+    assert_eq!(h["decision"]["risk"], "high", "{h}");
+    assert_eq!(h["decision"]["approvers_required"], 1, "{h}");
+    // The webhook-id stays with the call: a retry is still answered from it.
+    let (_, again) = bot
+        .propose_as(
+            "msg-brief",
+            json!({"session_id": "s-b", "tool": "read_file", "arguments": {"path": "notes/a.md"}}),
+        )
+        .await;
+    assert_eq!(again["id"], id);
+
+    let auditor = reviewer(&app, "audrey", Role::Auditor).await;
+    let p = search(&auditor, &app, &[("source", "policy"), ("kind", "call_received")]).await;
+    assert!(field(&p, "call_id").contains(&id), "{p}");
+    let t = auditor.get(&app, "/api/audit/trace?kind=Session&id=s-b").await;
+    let calls = t["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2, "{t}");
+    assert!(calls.iter().all(|c| c["source"] == "policy"), "{t}");
+    let v = server::audit::verify(&app.db).await.unwrap();
+    assert_eq!(v.problem, None);
     app.stop().await.unwrap();
 }
