@@ -127,7 +127,6 @@ pub async fn propose(State(state): State<AppState>, req: SignedRequest<Webhook>)
         body_sha256: req.body_sha256,
         proposal,
         facts,
-        received_at_ms,
     };
     let out = state.ledger.ingest(job).await?;
     Ok(json_response(StatusCode::OK, out.body, out.replay))

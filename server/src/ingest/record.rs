@@ -28,7 +28,6 @@ pub struct IngestJob {
     /// The raw arguments sealed, when redaction masked something (`store::sealed`).
     pub sealed_arguments: Option<String>,
     pub facts: Facts,
-    pub received_at_ms: i64,
 }
 
 /// What may be stored and shown of a proposal.
@@ -171,7 +170,7 @@ pub async fn ingest(
         let key = (job.agent.clone(), job.message_id.clone());
         if let Some((hash, response)) = known.get(&key) {
             // The idempotency key was used before (earlier, or earlier in this batch).
-            let r = if hash[..] == job.body_sha256 {
+            let r = if calls::same_body(hash, &job.body_sha256) {
                 Ok(Ingested {
                     body: response.clone(),
                     replay: true,
@@ -340,10 +339,7 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
                 "approvers_required": (row.approvers_required != 0).then_some(row.approvers_required),
                 "expires_at_ms": d.expires_at_ms, "shadow": d.shadow,
             },
-            "timings": {
-                "evaluate_us": eval_us,
-                "queued_ms": Some(now - job.received_at_ms).filter(|ms| *ms > 0),
-            },
+            "timings": {"evaluate_us": eval_us},
         })),
     };
     let pending = (status == CallStatus::Pending).then(|| review::view::queue_item(&state.policy, &row));
@@ -371,7 +367,7 @@ impl Prepared {
             id: &r.id,
             agent_id: &job.agent,
             message_id: &job.message_id,
-            body_sha256: &job.body_sha256,
+            body_sha256: &job.body_sha256[..calls::BODY_HASH_BYTES],
             session_id: &p.session_id,
             trace_id: p.trace_id.as_deref(),
             tool: &p.tool,

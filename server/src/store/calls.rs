@@ -192,6 +192,16 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
     Ok(())
 }
 
+/// Bytes of the body's SHA-256 a call keeps to recognise a retry (128 bits: finding
+/// another body with the same prefix is as hard as breaking a 128-bit hash). Calls stored
+/// before kept all 32.
+pub const BODY_HASH_BYTES: usize = 16;
+
+/// Is `sha256` the hash of the body a call was stored with (`stored`: its kept prefix)?
+pub fn same_body(stored: &[u8], sha256: &[u8; 32]) -> bool {
+    stored.len() >= BODY_HASH_BYTES && sha256.starts_with(stored)
+}
+
 /// These calls with their idempotency keys (a retry's candidates, see `ledger::recent`).
 pub async fn with_messages(conn: &mut SqliteConnection, ids: &[String]) -> Result<Vec<WithMessage>, sqlx::Error> {
     if ids.is_empty() {
@@ -459,4 +469,24 @@ pub async fn purge_raw(
     .execute(conn)
     .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retry_is_recognised_by_the_kept_prefix_or_a_whole_older_hash_and_nothing_shorter() {
+        let sha: [u8; 32] = std::array::from_fn(|i| i as u8);
+        assert!(same_body(&sha[..BODY_HASH_BYTES], &sha));
+        assert!(same_body(&sha, &sha), "calls stored before kept all 32 bytes");
+        let mut other = sha;
+        other[31] ^= 1;
+        assert!(!same_body(&other, &sha));
+        other = sha;
+        other[0] ^= 1;
+        assert!(!same_body(&other[..BODY_HASH_BYTES], &sha));
+        assert!(!same_body(&sha[..8], &sha), "a shorter prefix is not enough");
+        assert!(!same_body(&[], &sha));
+    }
 }
