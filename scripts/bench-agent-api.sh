@@ -59,6 +59,8 @@ echo "# database: $(stat -c %s "$DIR/bench.db") bytes, $(sqlite3 "$DIR/bench.db"
 ROWS="$WORK/rows.tsv"
 for run in $(seq "$RUNS"); do
   DIR="$WORK/run"; rm -rf "$DIR"; cp -r "$WORK/template" "$DIR"; PORT="$(free_port)"
+  # The copy's dirty pages are written back now, not during the measurement.
+  sync
   bench_server_env "$DIR" "$PORT" "$DIR/site"
   serve
   # 1. wrk, fresh requests signed just before (timestamps are accepted for five minutes).
