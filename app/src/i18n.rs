@@ -126,6 +126,83 @@ pub const fn tr_key(key: &'static str) -> &'static str {
     key
 }
 
+/// A `said.*` text with holes, split at them: `literals` has one more entry than `names`.
+struct Pattern {
+    literals: Vec<&'static str>,
+    names: Vec<&'static str>,
+}
+
+impl Pattern {
+    /// `None` for a text without holes, or with two holes side by side (ambiguous).
+    fn of(text: &'static str) -> Option<Pattern> {
+        let (mut literals, mut names, mut rest) = (Vec::new(), Vec::new(), text);
+        while let Some(open) = rest.find('{') {
+            let close = open + rest[open..].find('}')?;
+            literals.push(&rest[..open]);
+            names.push(&rest[open + 1..close]);
+            rest = &rest[close + 1..];
+        }
+        literals.push(rest);
+        if names.is_empty() {
+            return None;
+        }
+        let side_by_side = literals[1..literals.len() - 1].iter().any(|l| l.is_empty());
+        (!side_by_side).then_some(Pattern { literals, names })
+    }
+
+    /// The holes' values when `s` is this text with them filled (each at least a character).
+    fn matches<'s>(&self, s: &'s str) -> Option<Vec<(&'static str, &'s str)>> {
+        let mut rest = s.strip_prefix(self.literals[0])?;
+        let last = self.literals.len() - 1;
+        let mut values = Vec::with_capacity(self.names.len());
+        for (i, name) in self.names.iter().enumerate() {
+            let lit = self.literals[i + 1];
+            let end = if i + 1 == last {
+                rest.strip_suffix(lit).map(str::len)?
+            } else {
+                // At least one character before the next fixed text.
+                let first = rest.chars().next()?.len_utf8();
+                rest[first..].find(lit)? + first
+            };
+            if end == 0 {
+                return None;
+            }
+            values.push((*name, &rest[..end]));
+            rest = &rest[end + lit.len()..];
+        }
+        rest.is_empty().then_some(values)
+    }
+}
+
+/// The server's `said.*` sentences by their English text: exact ones, and patterns, the
+/// most specific (longest fixed text) first.
+struct Said {
+    exact: HashMap<&'static str, &'static str>,
+    patterns: Vec<(Pattern, &'static str)>,
+}
+
+fn said() -> &'static Said {
+    static SAID: OnceLock<Said> = OnceLock::new();
+    SAID.get_or_init(|| {
+        let mut said = Said {
+            exact: HashMap::new(),
+            patterns: Vec::new(),
+        };
+        for (k, v) in catalogue(Locale::En).iter().filter(|(k, _)| k.starts_with("said.")) {
+            match Pattern::of(v) {
+                Some(p) => said.patterns.push((p, k.as_str())),
+                None => {
+                    said.exact.insert(v.as_str(), k.as_str());
+                }
+            }
+        }
+        let fixed = |p: &Pattern| p.literals.iter().map(|l| l.len()).sum::<usize>();
+        said.patterns
+            .sort_by(|a, b| fixed(&b.0).cmp(&fixed(&a.0)).then(a.1.cmp(b.1)));
+        said
+    })
+}
+
 /// The language of this render, with its lookups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Tr(pub Locale);
@@ -161,22 +238,41 @@ impl Tr {
 
     /// A sentence written in English elsewhere (a rule's refusal, also kept as written in
     /// the audit trail) in this language, when the catalogue knows it: matched by its
-    /// English text, as gettext matches messages. Anything else stays as written.
+    /// English text, as gettext matches messages. A `said.*` text with `{name}` holes
+    /// matches sentences that fill them (`the {what} is longer than {max} characters`); the
+    /// values are translated in turn (a wire word such as a `role` by [`Tr::word`], anything
+    /// else as a sentence). Anything else stays as written.
     pub fn sentence(self, english: &str) -> String {
-        static BY_TEXT: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
         if self.0 == Locale::En {
             return english.to_string();
         }
-        let by_text = BY_TEXT.get_or_init(|| {
-            catalogue(Locale::En)
-                .iter()
-                .filter(|(k, _)| k.starts_with("said."))
-                .map(|(k, v)| (v.as_str(), k.as_str()))
-                .collect()
-        });
-        by_text
-            .get(english)
-            .map_or_else(|| english.to_string(), |key| self.t(key).to_string())
+        let said = said();
+        if let Some(key) = said.exact.get(english) {
+            return self.t(key).to_string();
+        }
+        for (pattern, key) in &said.patterns {
+            if let Some(values) = pattern.matches(english) {
+                let values: Vec<(&str, String)> = values
+                    .into_iter()
+                    .map(|(name, v)| match name {
+                        "role" | "status" | "risk" | "layer" => (name, self.word(name, v).to_string()),
+                        _ => (name, self.sentence(v)),
+                    })
+                    .collect();
+                let values: Vec<(&str, &str)> = values.iter().map(|(n, v)| (*n, v.as_str())).collect();
+                return self.f(key, &values);
+            }
+        }
+        english.to_string()
+    }
+
+    /// Who decided, as people of the locale read it: [`crate::api::who`] with the
+    /// locale's "and" between several names.
+    pub fn who(self, by: &str) -> String {
+        by.split(", ")
+            .map(|p| p.strip_prefix("user:").unwrap_or(p))
+            .collect::<Vec<_>>()
+            .join(self.t("who.and"))
     }
 
     /// A wire value of some `kind` (`status`, `risk`, `layer`) as people read it: the
@@ -328,6 +424,64 @@ mod tests {
         let keys = keys_in("let x = tr.t(\"no.such.key\"); tr.f(\n    \"nav.queue\", &[]); x.t(y);");
         assert_eq!(keys, ["no.such.key", "nav.queue"]);
         assert!(!en.contains_key("no.such.key"));
+    }
+
+    #[cfg(not(feature = "hydrate"))]
+    #[test]
+    fn sentences_written_with_values_are_translated_and_so_are_their_values() {
+        let zh = Tr(Locale::ZhCn);
+        assert_eq!(
+            zh.sentence("the comment is longer than 2000 characters"),
+            "备注超过了 2000 个字符"
+        );
+        assert_eq!(
+            zh.sentence("your role (auditor) may not revoke grants"),
+            "你的角色（审计员）不能撤销批量授权"
+        );
+        // A hole takes whatever fills it, fixed text included, up to the next fixed text.
+        assert_eq!(
+            zh.sentence("the URL is refused: not a valid absolute URL: relative URL without a base"),
+            "该 URL 被拒绝：not a valid absolute URL: relative URL without a base"
+        );
+        assert_eq!(
+            zh.sentence("this override was already reviewed by 张三"),
+            "该紧急放行已由 张三 复核"
+        );
+        // The exact sentence wins over a pattern it also fits.
+        assert_eq!(
+            zh.sentence("the description is longer than 200 characters"),
+            zh.t("said.agent_description_long")
+        );
+        // Near misses stay as written: a hole must hold something, the ends must match.
+        for s in [
+            "the  is longer than 20 characters",
+            "the comment is longer than 20 characters!",
+            "xthe comment is longer than 20 characters",
+            "your role () may not revoke grants",
+        ] {
+            assert_eq!(zh.sentence(s), s);
+        }
+        assert_eq!(
+            Tr(Locale::En).sentence("your role (auditor) may not revoke grants"),
+            "your role (auditor) may not revoke grants"
+        );
+    }
+
+    #[test]
+    fn patterns_split_at_holes_and_refuse_holes_side_by_side() {
+        assert!(Pattern::of("no holes").is_none());
+        assert!(Pattern::of("{a}{b} side by side").is_none());
+        let p = Pattern::of("{a} then {b}").unwrap();
+        assert_eq!(p.matches("x then y then z"), Some(vec![("a", "x"), ("b", "y then z")]));
+        assert_eq!(p.matches(" then y"), None);
+        assert_eq!(p.matches("张 then 三"), Some(vec![("a", "张"), ("b", "三")]));
+    }
+
+    #[test]
+    fn several_deciders_are_joined_in_the_readers_language() {
+        assert_eq!(Tr(Locale::En).who("user:alice, user:bob"), "alice and bob");
+        assert_eq!(Tr(Locale::ZhCn).who("user:alice, user:bob"), "alice 和 bob");
+        assert_eq!(Tr(Locale::ZhCn).who("system"), "system");
     }
 
     #[test]

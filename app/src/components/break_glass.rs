@@ -96,7 +96,7 @@ pub fn BreakGlassBanner() -> impl IntoView {
                         <p>
                             <strong>{tr.t("bg.on")}</strong>
                             {tr.f("bg.may_release", &[
-                                ("who", &crate::api::who(&b.user)),
+                                ("who", &tr.who(&b.user)),
                                 ("justification", &b.justification),
                                 ("until", &tr.time(b.ends_at_ms)),
                             ])}

@@ -4,7 +4,7 @@
 //! trace's timeline; the same search can be exported, and the chain verified from here.
 
 use crate::api::{
-    error_text_in, grouped, search_audit, who, AuditHit, AuditPage, AuditQuery, ChainCheck, SessionInfo, CSRF_FIELD,
+    error_text_in, grouped, search_audit, AuditHit, AuditPage, AuditQuery, ChainCheck, SessionInfo, CSRF_FIELD,
 };
 use crate::components::post::PostForm;
 use crate::components::shell::{use_session, Guarded};
@@ -315,7 +315,7 @@ fn HitTable(hits: Vec<AuditHit>, now: i64) -> impl IntoView {
                                 tr.f("audit.by_person", &[("source", source_text(tr, &s).as_str()), ("name", r.as_str())])
                             }
                             _ => source_text(tr, &s),
-                        }).unwrap_or_else(|| who(&h.actor));
+                        }).unwrap_or_else(|| tr.who(&h.actor));
                         view! {
                             <tr data-testid="audit-row">
                                 <td>

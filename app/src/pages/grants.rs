@@ -1,7 +1,6 @@
 //! Approve-all grants: which are in force, revoking them, and which ended recently.
 //! Server-rendered; the page reloads when a grant is made or ends anywhere.
 
-use crate::api::who;
 use crate::api::{error_text_in, list_grants, GrantView, SessionInfo, CSRF_FIELD};
 use crate::components::clock::{Tick, Ticker};
 use crate::components::post::PostForm;
@@ -76,7 +75,7 @@ fn GrantTable(grants: Vec<GrantView>, csrf: Option<String>, now: i64) -> impl In
                     .unwrap_or_default();
                 tr.f(
                     "grants.revoked_by",
-                    &[("who", &who(g.revoked_by.as_deref().unwrap_or("?"))), ("reason", &reason)],
+                    &[("who", &tr.who(g.revoked_by.as_deref().unwrap_or("?"))), ("reason", &reason)],
                 )
             });
             let id = g.id.clone();
@@ -84,7 +83,7 @@ fn GrantTable(grants: Vec<GrantView>, csrf: Option<String>, now: i64) -> impl In
                 <tr data-grant=g.id.clone() data-testid="grant-row">
                     <td><strong>{g.name.clone()}</strong><br/><span class="muted">{if g.scope == "server" { tr.t("grants.scope_server") } else { tr.t("grants.scope_tool") }}</span></td>
                     <td>{format!("{} · {}", g.agent, g.session_id)}</td>
-                    <td>{who(&g.created_by)}</td>
+                    <td>{tr.who(&g.created_by)}</td>
                     <td>{match ended {
                         Some(t) => t.into_any(),
                         None => view! { <Ticker tick=Tick::EndsIn at_ms=g.expires_at_ms now_ms=now/> }.into_any(),

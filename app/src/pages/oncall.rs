@@ -3,7 +3,7 @@
 //! acknowledge those of others; only on-call staff start break-glass. Server-rendered;
 //! the page reloads when an override is recorded or reviewed, or break-glass changes.
 
-use crate::api::{error_text_in, list_overrides, who, OverrideView, Permission, CSRF_FIELD};
+use crate::api::{error_text_in, list_overrides, OverrideView, Permission, CSRF_FIELD};
 use crate::components::post::PostForm;
 use crate::components::refresh::ReloadOn;
 use crate::components::shell::{use_session, Guarded};
@@ -143,7 +143,7 @@ fn OverrideItem(o: OverrideView, csrf: Option<String>, own: bool, tr: Tr) -> imp
             Some(tr.f(
                 key,
                 &[
-                    ("who", &who(by)),
+                    ("who", &tr.who(by)),
                     ("at", &tr.time(o.acknowledged_at_ms.unwrap_or(0))),
                     ("note", &note),
                 ],
@@ -159,7 +159,7 @@ fn OverrideItem(o: OverrideView, csrf: Option<String>, own: bool, tr: Tr) -> imp
                 {tr.f("oncall.released", &[
                     ("agent", &o.agent),
                     ("risk", tr.word("risk", &o.risk)),
-                    ("who", &who(&o.by)),
+                    ("who", &tr.who(&o.by)),
                     ("at", &tr.time(o.at_ms)),
                 ])}
             </p>

@@ -4,7 +4,7 @@
 //! have done to the recorded calls of a period.
 
 use crate::api::{
-    error_text_in, get_policy, replay_policy, who, Facet, PolicyChangeView, PolicyCheck, PolicyPage, ReplayReport,
+    error_text_in, get_policy, replay_policy, Facet, PolicyChangeView, PolicyCheck, PolicyPage, ReplayReport,
     CSRF_FIELD,
 };
 use crate::components::diff::DiffLines;
@@ -64,7 +64,7 @@ fn PolicyView(p: PolicyPage, csrf: String, tr: Tr) -> impl IntoView {
                 <p class="muted">{tr.f("policy.since", &[
                     ("at", &tr.time(c.at_ms)),
                     ("ago", &tr.span(now - c.at_ms)),
-                    ("who", &who(&c.actor)),
+                    ("who", &tr.who(&c.actor)),
                     ("via", via_text(tr, &c.via)),
                 ])}</p>
             })}
@@ -101,7 +101,7 @@ fn Change(c: PolicyChangeView, current: bool, csrf: String, tr: Tr) -> impl Into
             <p>
                 <time>{tr.time(c.at_ms)}</time>
                 " · "<strong>{c.name.clone().unwrap_or_default()}</strong>" "<code>{c.version.clone()}</code>
-                {tr.f("policy.by_via", &[("who", &who(&c.actor)), ("via", via_text(tr, &c.via))])}
+                {tr.f("policy.by_via", &[("who", &tr.who(&c.actor)), ("via", via_text(tr, &c.via))])}
                 {current.then(|| view! { " · "<span class="badge">{tr.t("policy.in_force_badge")}</span> })}
             </p>
             {c.note.clone().map(|n| view! { <p class="muted">{format!("“{n}”")}</p> })}

@@ -8,8 +8,8 @@
 //! island's signals; each part is a component below.
 
 use crate::api::{
-    error_text_in, get_queue, who, DecisionOutcome, Facet, LiveEvent, QueueItem, QueueQuery, QueueSnapshot,
-    SessionInfo, Verdict,
+    error_text_in, get_queue, DecisionOutcome, Facet, LiveEvent, QueueItem, QueueQuery, QueueSnapshot, SessionInfo,
+    Verdict,
 };
 use crate::components::clock::{countdown, start_clock, Clock};
 use crate::components::live::{on_live_event, use_live};
@@ -521,7 +521,7 @@ fn QueueRow(
                     Some((status, by)) => view! {
                         <span class="decided-by" data-testid="decided-by">{tr.f(
                             "queue.decided_by",
-                            &[("status", tr.word("status", &status)), ("who", &who(&by))],
+                            &[("status", tr.word("status", &status)), ("who", &tr.who(&by))],
                         )}</span>
                     }.into_any(),
                     None => view! {

@@ -5,7 +5,7 @@
 //! islands. A decision (here or by someone else) reloads the page, which then shows the
 //! call's new state with the outcome's message.
 
-use crate::api::{error_text_in, get_call, who, CallDetail, GrantScopeKind, Permission, SessionInfo, Verdict};
+use crate::api::{error_text_in, get_call, CallDetail, GrantScopeKind, Permission, SessionInfo, Verdict};
 use crate::components::break_glass::on_break_glass;
 use crate::components::clock::{Tick, Ticker};
 use crate::components::diff::Diff;
@@ -87,14 +87,14 @@ fn ReviewView(detail: CallDetail, csrf: String, can_decide: bool, can_reveal: bo
                 ("status", tr.word("status", &detail.status)),
                 (
                     "who",
-                    &who(detail.decided_by.as_deref().unwrap_or(tr.t("review.the_policy"))),
+                    &tr.who(detail.decided_by.as_deref().unwrap_or(tr.t("review.the_policy"))),
                 ),
                 ("comment", &comment),
             ],
         ))
     };
     let quorum = (item.approvers_required > 1).then(|| {
-        let names: Vec<String> = item.approvals.iter().map(|a| who(a)).collect();
+        let names: Vec<String> = item.approvals.iter().map(|a| tr.who(a)).collect();
         let so_far = if names.is_empty() {
             tr.t("review.nobody").to_string()
         } else {

@@ -3,7 +3,7 @@
 //! policy-lifecycle work; the page says so rather than pretending there is nothing to show.
 
 use crate::api::{
-    error_text_in, get_shadow_report, get_stats, get_stats_range, grouped, who, Facet, ShadowReport, StatsRange,
+    error_text_in, get_shadow_report, get_stats, get_stats_range, grouped, Facet, ShadowReport, StatsRange,
     StatsSummary,
 };
 use crate::components::shell::Guarded;
@@ -271,7 +271,7 @@ fn RangeView(r: StatsRange) -> impl IntoView {
     let reviewers = r
         .reviewers
         .iter()
-        .map(|l| view! { <tr><th scope="row">{who(&l.reviewer)}</th><td class="num">{grouped(l.decisions)}</td><td class="num">{ms_text(tr, Some(l.median_ms))}</td></tr> })
+        .map(|l| view! { <tr><th scope="row">{tr.who(&l.reviewer)}</th><td class="num">{grouped(l.decisions)}</td><td class="num">{ms_text(tr, Some(l.median_ms))}</td></tr> })
         .collect_view();
     let no_reviews = r.reviewers.is_empty();
     view! {

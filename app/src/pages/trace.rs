@@ -4,7 +4,7 @@
 //! waited. Server-rendered (works without JavaScript); while the session is active the
 //! page reloads itself when the timeline changes.
 
-use crate::api::{error_text_in, get_trace, who, TraceCall, TraceKind, TraceStep, TraceView};
+use crate::api::{error_text_in, get_trace, TraceCall, TraceKind, TraceStep, TraceView};
 use crate::components::diff::Diff;
 use crate::components::refresh::PollReload;
 use crate::components::shell::Guarded;
@@ -150,7 +150,7 @@ fn CallEntry(c: TraceCall, now: i64) -> impl IntoView {
         _ if c.pending => tr.t("trace.decided_held").to_string(),
         (_, Some("policy")) | (Some("policy"), None) => tr.t("trace.decided_policy").to_string(),
         (Some("grant"), by) => tr.f("trace.decided_by", &[("who", by.unwrap_or(tr.t("trace.a_grant")))]),
-        (_, Some(by)) => tr.f("trace.decided_by", &[("who", who(by).as_str())]),
+        (_, Some(by)) => tr.f("trace.decided_by", &[("who", tr.who(by).as_str())]),
         _ => String::new(),
     };
     let waited = c.waited_ms.map(|w| {

@@ -122,6 +122,19 @@ async fn the_language_follows_the_browser_then_the_cookie_then_the_account() {
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(body["Invalid"], "密码至少需要 12 个字符", "{body}");
+    // Sentences written with values: the pattern is matched and its values kept.
+    let (status, body) = admin.post(&app, "/api/agents/add", &[("id", "Build Bot")]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["Invalid"]
+            .as_str()
+            .unwrap()
+            .starts_with("智能体 ID \"Build Bot\" 须为 1–64 个字符"),
+        "{body}"
+    );
+    let long = "很长".repeat(1001);
+    let out = r.decide(&app, &second, &[("verdict", "reject"), ("text", &long)]).await;
+    assert_eq!(out["message"], "理由超过了 2000 个字符", "{out}");
 
     let (status, _) = r.post(&app, "/api/locale", &[("locale", "en")]).await;
     assert_eq!(status, StatusCode::OK);
