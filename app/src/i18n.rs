@@ -447,6 +447,11 @@ mod tests {
             zh.sentence("this override was already reviewed by 张三"),
             "该紧急放行已由 张三 复核"
         );
+        // A value that is itself a known sentence is translated too.
+        assert_eq!(
+            zh.sentence("hook did not take the test notification: the receiver answered 502 Bad Gateway"),
+            "hook 未接收测试通知：接收方返回了 502 Bad Gateway"
+        );
         // The exact sentence wins over a pattern it also fits.
         assert_eq!(
             zh.sentence("the description is longer than 200 characters"),

@@ -132,6 +132,10 @@ async fn the_language_follows_the_browser_then_the_cookie_then_the_account() {
             .starts_with("智能体 ID \"Build Bot\" 须为 1–64 个字符"),
         "{body}"
     );
+    admin.post(&app, "/api/agents/add", &[("id", "zh-bot")]).await;
+    let (status, body) = admin.post(&app, "/api/agents/add", &[("id", "zh-bot")]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["Conflict"], "名为 zh-bot 的智能体已存在", "{body}");
     let long = "很长".repeat(1001);
     let out = r.decide(&app, &second, &[("verdict", "reject"), ("text", &long)]).await;
     assert_eq!(out["message"], "理由超过了 2000 个字符", "{out}");
