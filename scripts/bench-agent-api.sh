@@ -26,15 +26,12 @@ for tool in wrk strace sqlite3; do
   command -v "$tool" >/dev/null || { echo "installing $tool" >&2; apt-get install -y "$tool" >/dev/null; }
 done
 bench_binaries
-VENV="${XDG_CACHE_HOME:-$HOME/.cache}/airlock/bench-venv"
-[ -x "$VENV/bin/uvicorn" ] || { python3 -m venv "$VENV" && "$VENV/bin/pip" install -q fastapi uvicorn; }
 WORK="$(mktemp -d)"
 trap 'kill "${PID:-}" "${TRACE:-}" "${GPID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 load() { "$BIN/airlock-load" --url "http://127.0.0.1:$PORT" --agent load --secret "$SECRET" "$@"; }
 serve() { "$BIN/airlock" serve >>"$DIR/server.log" 2>&1 & PID=$!; wait_ready "http://127.0.0.1:$PORT" 300; }
 stop() { kill "$PID"; wait "$PID" 2>/dev/null || true; }
 checkpoint() { sqlite3 "$DIR/bench.db" 'PRAGMA wal_checkpoint(TRUNCATE);' >/dev/null; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # The prefilled database, made once.
 DIR="$WORK/template"; mkdir -p "$DIR"; PORT="$(free_port)"
@@ -86,16 +83,11 @@ for run in $(seq "$RUNS"); do
   kill "$PID"; wait "$TRACE" 2>/dev/null || true; checkpoint
   size1=$(stat -c %s "$DIR/bench.db")
   # 4. the FastAPI + pydantic gateway, same wrk command, same kind of requests.
-  GPORT="$(free_port)"
-  (cd scripts/bench && GATEWAY_SECRET="$SECRET" GATEWAY_DB="$DIR/gateway.db" \
-    "$VENV/bin/uvicorn" fastapi_gateway:app --host 127.0.0.1 --port "$GPORT" --workers 2 --log-level warning \
-    >"$DIR/gateway.log" 2>&1) &
-  GPID=$!
-  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$GPORT/docs" && break; sleep 0.1; done
+  start_gateway "$DIR/gateway.db"
   load --emit "$DIR/gateway.tsv" --total $((SECONDS_PER_RUN * 10000)) --mix realistic
   wrk -t2 -c64 -d"${SECONDS_PER_RUN}s" --latency -s scripts/wrk-replay.lua "http://127.0.0.1:$GPORT" -- \
     "$DIR/gateway.tsv" load 2 >"$DIR/gateway.txt"
-  kill "$GPID" 2>/dev/null || true; pkill -f "fastapi_gateway:app --host 127.0.0.1 --port $GPORT" || true
+  stop_gateway
   python3 - "$DIR" "$before" "$after" "$cpu0" "$cpu1" "$(getconf CLK_TCK)" "$SECONDS_PER_RUN" \
     "$size0" "$size1" "$offset" "$wal_fds" >>"$ROWS" <<'PY'
 import json, re, sys

@@ -25,15 +25,14 @@ if [ "$PREFILL" -gt 0 ]; then
   load --mix realistic --concurrency 64 --total "$PREFILL" --seconds 100000 >/dev/null
 fi
 stored() { sqlite3 "$WORK/bench.db" 'SELECT max(rowid) FROM tool_calls' 2>/dev/null || echo 0; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
 # Enough fresh requests for 40,000 calls/s, signed just before the run (timestamps are
 # accepted for five minutes).
 N=$((SECONDS_PER_RUN * 40000))
 load --emit "$WORK/requests.tsv" --total "$N" --mix realistic
-before_calls=$(stored); before_cpu=$(cpu_ticks)
+before_calls=$(stored); before_cpu=$(cpu_ticks "$PID")
 wrk -t2 -c64 -d"${SECONDS_PER_RUN}s" --latency -s scripts/wrk-replay.lua "http://127.0.0.1:$PORT" -- \
   "$WORK/requests.tsv" load 2 | tee "$WORK/wrk.txt"
-after_calls=$(stored); after_cpu=$(cpu_ticks)
+after_calls=$(stored); after_cpu=$(cpu_ticks "$PID")
 python3 - "$before_calls" "$after_calls" "$before_cpu" "$after_cpu" "$(getconf CLK_TCK)" "$SECONDS_PER_RUN" \
   "$(stat -c %s "$WORK/bench.db")" <<'PY'
 import sys
@@ -45,20 +44,13 @@ if calls:
 print(f"database file: {size} bytes")
 PY
 if [ "${COMPARE:-}" = "fastapi" ]; then
-  VENV="${XDG_CACHE_HOME:-$HOME/.cache}/airlock/bench-venv"
-  [ -x "$VENV/bin/uvicorn" ] || { python3 -m venv "$VENV" && "$VENV/bin/pip" install -q fastapi uvicorn; }
   airlock_rps=$(awk '/Requests\/sec/ {print $2}' "$WORK/wrk.txt")
-  GPORT="$(free_port)"
-  (cd scripts/bench && GATEWAY_SECRET="$SECRET" GATEWAY_DB="$WORK/gateway.db" \
-    "$VENV/bin/uvicorn" fastapi_gateway:app --host 127.0.0.1 --port "$GPORT" --workers 2 --log-level warning \
-    >"$WORK/gateway.log" 2>&1) &
-  GPID=$!
-  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$GPORT/docs" && break; sleep 0.1; done
+  start_gateway "$WORK/gateway.db"
   load --emit "$WORK/gateway.tsv" --total "$N" --mix realistic
   echo "# the FastAPI + pydantic gateway, same kind of requests" >&2
   wrk -t2 -c64 -d"${SECONDS_PER_RUN}s" --latency -s scripts/wrk-replay.lua "http://127.0.0.1:$GPORT" -- \
     "$WORK/gateway.tsv" load 2 | tee "$WORK/gateway.txt"
-  kill "$GPID" 2>/dev/null || true; pkill -f "fastapi_gateway:app --host 127.0.0.1 --port $GPORT" || true
+  stop_gateway
   stored_g=$(sqlite3 "$WORK/gateway.db" 'SELECT count(*) FROM calls')
   gateway_rps=$(awk '/Requests\/sec/ {print $2}' "$WORK/gateway.txt")
   python3 -c "import sys; a, g, n = map(float, sys.argv[1:]); print(f'gateway stored {n:.0f} calls; Airlock / FastAPI gateway: {a:.0f} / {g:.0f} requests/s = {a / g:.1f}x')" \

@@ -58,3 +58,27 @@ start_bench_server() {
   PID=$!
   wait_ready "http://127.0.0.1:$PORT"
 }
+
+# The server's CPU time so far (user + system), in clock ticks (getconf CLK_TCK).
+cpu_ticks() {
+  awk '{print $14 + $15}' "/proc/$1/stat"
+}
+
+# The FastAPI + pydantic gateway (scripts/bench/fastapi_gateway.py, comparison only) on a
+# free loopback port, checking signatures with SECRET and committing to DB; its venv is
+# made once under ~/.cache/airlock. Sets GPORT and GPID; stop it with stop_gateway.
+start_gateway() {
+  local db="$1" venv="${XDG_CACHE_HOME:-$HOME/.cache}/airlock/bench-venv"
+  [ -x "$venv/bin/uvicorn" ] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q fastapi uvicorn; }
+  GPORT="$(free_port)"
+  (cd scripts/bench && GATEWAY_SECRET="$SECRET" GATEWAY_DB="$db" \
+    "$venv/bin/uvicorn" fastapi_gateway:app --host 127.0.0.1 --port "$GPORT" --workers 2 --log-level warning \
+    >"$db.log" 2>&1) &
+  GPID=$!
+  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$GPORT/docs" && break; sleep 0.1; done
+}
+
+stop_gateway() {
+  kill "$GPID" 2>/dev/null || true
+  pkill -f "fastapi_gateway:app --host 127.0.0.1 --port $GPORT" || true
+}

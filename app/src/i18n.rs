@@ -269,10 +269,7 @@ impl Tr {
     /// Who decided, as people of the locale read it: [`crate::api::who`] with the
     /// locale's "and" between several names.
     pub fn who(self, by: &str) -> String {
-        by.split(", ")
-            .map(|p| p.strip_prefix("user:").unwrap_or(p))
-            .collect::<Vec<_>>()
-            .join(self.t("who.and"))
+        crate::api::who_joined(by, self.t("who.and"))
     }
 
     /// A wire value of some `kind` (`status`, `risk`, `layer`) as people read it: the

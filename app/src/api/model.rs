@@ -242,10 +242,15 @@ pub struct CspNonce(pub String);
 /// Who decided, as people read it: `user:alice` → `alice`; lists (`user:a, user:b`) are
 /// joined with "and"; `system` and other actors stay as they are.
 pub fn who(by: &str) -> String {
+    who_joined(by, " and ")
+}
+
+/// [`who`] with `and` between several names (`Tr::who` gives the reader's language's).
+pub fn who_joined(by: &str, and: &str) -> String {
     by.split(", ")
         .map(|p| p.strip_prefix("user:").unwrap_or(p))
         .collect::<Vec<_>>()
-        .join(" and ")
+        .join(and)
 }
 
 /// Form field and header that carry the CSRF token.

@@ -83,14 +83,36 @@ pub fn policy_ref(version: &str) -> &str {
     hex.get(..16).unwrap_or(hex)
 }
 
+/// The values a received call's decision usually has: its event leaves them out
+/// ([`without_usual`]) and every reader puts them back ([`received_decision`]).
+fn usual_decision() -> [(&'static str, Value); 3] {
+    [
+        ("source", "policy".into()),
+        ("risk", "low".into()),
+        ("approvers_required", 0.into()),
+    ]
+}
+
+/// A `call_received` event's data with the usual values left out of its decision.
+pub fn without_usual(mut data: Value) -> Value {
+    if let Some(Value::Object(d)) = data.get_mut("decision") {
+        for (k, usual) in usual_decision() {
+            if d.get(k) == Some(&usual) {
+                d.remove(k);
+            }
+        }
+    }
+    data
+}
+
 /// A `call_received` event's decision as written, with the usual values it leaves out put
-/// back (`source` policy, `risk` low, `approvers_required` 0): what every reader sees.
+/// back: what every reader sees.
 pub fn received_decision(data: &Value) -> Value {
     let mut d = data.get("decision").cloned().unwrap_or(Value::Null);
     if let Value::Object(m) = &mut d {
-        m.entry("source").or_insert_with(|| "policy".into());
-        m.entry("risk").or_insert_with(|| "low".into());
-        m.entry("approvers_required").or_insert_with(|| 0.into());
+        for (k, usual) in usual_decision() {
+            m.entry(k).or_insert(usual);
+        }
     }
     d
 }

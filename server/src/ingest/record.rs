@@ -275,9 +275,7 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
         },
     );
     let eval_us = started.elapsed().as_micros() as u64;
-    // A time-ordered id (UUIDv7 bits, written as a ULID: 26 characters), so the rows and
-    // index entries of new calls are appended, not scattered.
-    let id = format!("tc_{}", ulid::Ulid::from(uuid::Uuid::now_v7().as_u128()));
+    let id = calls::call_id(uuid::Uuid::now_v7().as_u128());
     let redacted = &job.redacted;
     let details = CallDetails::of(&d, &redacted.masked).to_json();
     let status = match d.status {
@@ -322,25 +320,24 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
         call_id: Some(id.clone()),
         session_id: Some(p.session_id.clone()),
         // Written for every call, so it holds each fact once and briefly: absent fields are
-        // left out (nulls and empty lists), and so are the usual values (`source` policy,
-        // `risk` low, `approvers_required` 0; readers fill them back in, see
-        // `audit::received_decision`). The policy is named by its version's first 16 hex
-        // digits (`policy_versions` has the whole); the webhook-id stays with the call row.
-        data: audit::compact(json!({
+        // left out (nulls and empty lists), and so are the decision's usual values (readers
+        // fill them back in, see `audit::without_usual`). The policy is named by its
+        // version's first 16 hex digits (`policy_versions` has the whole); the webhook-id
+        // stays with the call row.
+        data: audit::without_usual(audit::compact(json!({
             "tool": p.tool, "server": p.server, "trace_id": p.trace_id, "turn_id": p.turn_id,
             "arguments": redacted.arguments, "masked": redacted.masked, "fingerprints": redacted.fingerprints,
             "reason": redacted.reason, "plan": redacted.plan,
             "on_behalf_of": p.on_behalf_of,
             "decision": {
                 "status": status, "blocked_by": row.blocked_by, "rule": d.rule, "reason": d.reason,
-                "source": (source != DecisionSource::Policy).then_some(source.as_str()),
-                "grant_id": d.grant_id, "policy": audit::policy_ref(&row.policy_version),
-                "risk": (row.risk != policy::Risk::Low).then_some(row.risk),
-                "approvers_required": (row.approvers_required != 0).then_some(row.approvers_required),
+                "source": source.as_str(), "grant_id": d.grant_id,
+                "policy": audit::policy_ref(&row.policy_version),
+                "risk": row.risk, "approvers_required": row.approvers_required,
                 "expires_at_ms": d.expires_at_ms, "shadow": d.shadow,
             },
             "timings": {"evaluate_us": eval_us},
-        })),
+        }))),
     };
     let pending = (status == CallStatus::Pending).then(|| review::view::queue_item(&state.policy, &row));
     Prepared {

@@ -40,7 +40,7 @@ impl Seen {
 
     pub fn call_id(&self) -> String {
         if self.ulid {
-            format!("tc_{}", ulid::Ulid::from(self.call))
+            crate::store::calls::call_id(self.call)
         } else {
             format!("tc_{:032x}", self.call)
         }

@@ -192,6 +192,12 @@ pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> 
     Ok(())
 }
 
+/// A call id from its 128 bits: `tc_` and a ULID (26 characters). New ids take the bits
+/// of a UUIDv7, so they follow arrival order and rows and index entries are appended.
+pub fn call_id(bits: u128) -> String {
+    format!("tc_{}", ulid::Ulid::from(bits))
+}
+
 /// Bytes of the body's SHA-256 a call keeps to recognise a retry (128 bits: finding
 /// another body with the same prefix is as hard as breaking a 128-bit hash). Calls stored
 /// before kept all 32.
