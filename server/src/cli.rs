@@ -640,11 +640,8 @@ async fn run(command: Command, config: Config) -> Result<(), String> {
             let format = crate::audit::export::Format::parse(&format)?;
             let db = store::connect(&config.database_url).await?;
             store::migrate(&db).await?;
-            let index = crate::audit::index::SearchIndex::open(
-                &crate::audit::index::path_for(&config.database_url)?,
-                db.clone(),
-            )
-            .await?;
+            let index =
+                crate::audit::index::SearchIndex::open(&crate::audit::index::path_for(&config)?, db.clone()).await?;
             index
                 .catch_up()
                 .await

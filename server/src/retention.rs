@@ -44,7 +44,7 @@ pub async fn purge(tx: &mut Tx<'_>, before_ms: i64) -> Result<usize, sqlx::Error
     let mut purged = 0u64;
     let mut last = after;
     for r in &rows {
-        if r.created_at_ms >= before_ms || r.pending {
+        if r.created_at_ms >= before_ms || r.pending != 0 {
             break;
         }
         last = r.rowid;

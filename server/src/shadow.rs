@@ -25,12 +25,16 @@ struct Finding {
 pub async fn report(db: &Db, since_ms: i64, agent: &str, now_ms: i64) -> Result<ShadowReport, sqlx::Error> {
     type Row = (String, String, String, i64, String, String);
     // Calls with nothing to add store no details: only calls with findings are read.
-    let rows: Vec<Row> = sqlx::query_as(
-        "SELECT c.id, c.tool, c.agent_id, c.created_at_ms, c.status, s.value
-         FROM tool_calls c, json_each(c.details, '$.shadow') s
-         WHERE c.details IS NOT NULL AND c.created_at_ms >= ? AND (? = '' OR c.agent_id = ?)
-         ORDER BY c.created_at_ms DESC LIMIT ?",
-    )
+    let each = match crate::store::Backend::of(db) {
+        crate::store::Backend::Sqlite => "json_each(c.details, '$.shadow') s",
+        crate::store::Backend::Postgres => "jsonb_array_elements(c.details::jsonb -> 'shadow') AS s(value)",
+    };
+    let rows: Vec<Row> = sqlx::query_as(&format!(
+        "SELECT c.id, c.tool, c.agent_id, c.created_at_ms, c.status, CAST(s.value AS TEXT)
+         FROM tool_calls c, {each}
+         WHERE c.details IS NOT NULL AND c.created_at_ms >= $1 AND ($2 = '' OR c.agent_id = $3)
+         ORDER BY c.created_at_ms DESC LIMIT $4",
+    ))
     .bind(since_ms)
     .bind(agent)
     .bind(agent)

@@ -33,7 +33,6 @@ use tower::ServiceBuilder;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use tower_sessions::{cookie::SameSite, Expiry, SessionManagerLayer};
-use tower_sessions_sqlx_store::SqliteStore;
 
 pub struct Application {
     listener: TcpListener,
@@ -58,11 +57,7 @@ impl Application {
         let change = crate::policies::record_start(&db, &policy, &source, &config.policy_file)
             .await
             .map_err(|e| format!("recording the policy in force: {e}"))?;
-        let sessions = SqliteStore::new(db.clone());
-        sessions
-            .migrate()
-            .await
-            .map_err(|e| format!("session table migration failed: {e}"))?;
+        let sessions = store::sessions::Sessions::new(db.clone());
         let first_admin = people::ensure_first_admin(&db, &config.first_admin)
             .await
             .map_err(|e| format!("creating the first administrator failed: {e}"))?;
@@ -118,7 +113,7 @@ impl Application {
             },
         )
         .await?;
-        let search_path = crate::audit::index::path_for(&config.database_url)?;
+        let search_path = crate::audit::index::path_for(&config)?;
         let search = crate::audit::index::SearchIndex::open(&search_path, db.clone()).await?;
         let signer = crate::audit::checkpoint::Signer::from_server_key(&key);
         let fingerprints = crate::audit::fingerprint::Fingerprinter::from_server_key(&key);
@@ -340,7 +335,7 @@ async fn page_redirects(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-pub fn router(state: AppState, sessions: SqliteStore) -> Router {
+pub fn router(state: AppState, sessions: store::sessions::Sessions) -> Router {
     let backend = Arc::new(ServerBackend {
         db: state.db.clone(),
         hub: state.hub.clone(),

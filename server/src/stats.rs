@@ -34,7 +34,7 @@ pub(crate) async fn first_rowid_since(db: &Db, since_ms: i64) -> Result<i64, sql
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
         let at: Option<i64> =
-            sqlx::query_scalar("SELECT created_at_ms FROM tool_calls WHERE rowid >= ? ORDER BY rowid LIMIT 1")
+            sqlx::query_scalar("SELECT created_at_ms FROM tool_calls WHERE rowid >= $1 ORDER BY rowid LIMIT 1")
                 .bind(mid)
                 .fetch_optional(db)
                 .await?;
@@ -80,8 +80,8 @@ pub async fn range(db: &Db, range: &str, now_ms: i64) -> Result<Result<StatsRang
     let first = first_rowid_since(db, from_ms).await?;
 
     let rows: Vec<(i64, String, i64)> = sqlx::query_as(
-        "SELECT (created_at_ms - ?) / ?, status, count(*) FROM tool_calls
-         WHERE rowid >= ? AND created_at_ms >= ? GROUP BY 1, 2",
+        "SELECT (created_at_ms - $1) / $2, status, count(*) FROM tool_calls
+         WHERE rowid >= $3 AND created_at_ms >= $4 GROUP BY 1, 2",
     )
     .bind(from_ms)
     .bind(bucket)
@@ -111,13 +111,13 @@ pub async fn range(db: &Db, range: &str, now_ms: i64) -> Result<Result<StatsRang
     let back = first_rowid_since(db, from_ms - DEPTH_LOOKBACK).await?;
     let mut spans: Vec<(i64, Option<i64>)> = sqlx::query_as(
         "SELECT created_at_ms, decided_at_ms FROM tool_calls
-         WHERE rowid >= ? AND status NOT IN ('allowed', 'denied')",
+         WHERE rowid >= $1 AND status NOT IN ('allowed', 'denied')",
     )
     .bind(back)
     .fetch_all(db)
     .await?;
     let older: Vec<i64> =
-        sqlx::query_scalar("SELECT created_at_ms FROM tool_calls WHERE status = 'pending' AND rowid < ?")
+        sqlx::query_scalar("SELECT created_at_ms FROM tool_calls WHERE status = 'pending' AND rowid < $1")
             .bind(back)
             .fetch_all(db)
             .await?;
@@ -126,7 +126,7 @@ pub async fn range(db: &Db, range: &str, now_ms: i64) -> Result<Result<StatsRang
 
     let decided: Vec<(String, i64)> = sqlx::query_as(
         "SELECT decided_by, decided_at_ms - created_at_ms FROM tool_calls
-         WHERE rowid >= ? AND created_at_ms >= ? AND decided_at_ms IS NOT NULL
+         WHERE rowid >= $1 AND created_at_ms >= $2 AND decided_at_ms IS NOT NULL
            AND status IN ('approved', 'modified', 'rejected', 'skipped', 'overridden')",
     )
     .bind(first)
@@ -157,7 +157,7 @@ pub async fn range(db: &Db, range: &str, now_ms: i64) -> Result<Result<StatsRang
 
     let blocked: Vec<(String, Option<String>, i64)> = sqlx::query_as(
         "SELECT tool, rule, count(*) FROM tool_calls
-         WHERE rowid >= ? AND created_at_ms >= ? AND status = 'denied' GROUP BY 1, 2",
+         WHERE rowid >= $1 AND created_at_ms >= $2 AND status = 'denied' GROUP BY 1, 2",
     )
     .bind(first)
     .bind(from_ms)
@@ -189,8 +189,8 @@ pub async fn range(db: &Db, range: &str, now_ms: i64) -> Result<Result<StatsRang
         wait_p90_ms: percentile(&waits, 0.9),
         wait_p99_ms: percentile(&waits, 0.99),
         reviewers,
-        grants: count("SELECT count(*) FROM grants WHERE created_at_ms >= ?").await?,
-        overrides: count("SELECT count(*) FROM override_reviews WHERE overridden_at_ms >= ?").await?,
+        grants: count("SELECT count(*) FROM grants WHERE created_at_ms >= $1").await?,
+        overrides: count("SELECT count(*) FROM override_reviews WHERE overridden_at_ms >= $1").await?,
         expiries,
         blocked_tools: Facet::ranked(tools, 10),
         blocked_rules: Facet::ranked(rules, 10),

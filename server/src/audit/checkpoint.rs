@@ -116,7 +116,7 @@ pub async fn sign_head(db: &Db, signer: &Signer) -> Result<Option<i64>, sqlx::Er
     let at_ms = store::now_ms();
     let hash = hex::decode(&head.hash).unwrap_or_default();
     let sig = signer.0.sign(&message(head.seq, &hash, at_ms));
-    sqlx::query("INSERT INTO audit_checkpoints (seq, at_ms, hash, public_key, signature) VALUES (?, ?, ?, ?, ?)")
+    sqlx::query("INSERT INTO audit_checkpoints (seq, at_ms, hash, public_key, signature) VALUES ($1, $2, $3, $4, $5)")
         .bind(head.seq)
         .bind(at_ms)
         .bind(&hash)

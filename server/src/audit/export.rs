@@ -130,19 +130,15 @@ async fn fetch(index: &SearchIndex, plan: &Plan) -> Result<Option<Chunk>, sqlx::
     let (lo, hi) = (first.min(last), first.max(last));
     // Dense results (a time range, a busy filter) read the chain as one range.
     let records: Vec<(i64, String, Vec<u8>)> = if hi - lo < 4 * rows.len() as i64 {
-        sqlx::query_as("SELECT seq, data, hash FROM audit_events WHERE seq BETWEEN ? AND ?")
+        sqlx::query_as("SELECT seq, data, hash FROM audit_events WHERE seq BETWEEN $1 AND $2")
             .bind(lo)
             .bind(hi)
             .fetch_all(index.chain())
             .await?
     } else {
-        let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new("SELECT seq, data, hash FROM audit_events WHERE seq IN (");
-        let mut sep = q.separated(", ");
-        for r in &rows {
-            sep.push_bind(r.0);
-        }
-        q.push(")");
-        q.build_query_as().fetch_all(index.chain()).await?
+        let mut q = crate::store::Sql::new("SELECT seq, data, hash FROM audit_events WHERE seq IN (");
+        q.list(rows.iter().map(|r| r.0)).push(")");
+        q.fetch_all(index.chain()).await?
     };
     let records = records.into_iter().map(|(s, d, h)| (s, (d, h))).collect();
     Ok(Some(Chunk { rows, records }))

@@ -61,12 +61,16 @@ CREATE TABLE IF NOT EXISTS indexed_head (
 CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5 (text, content = '', tokenize = 'unicode61 remove_diacritics 2');
 ";
 
-/// The index file for a database URL: `<dir>/<name>-search.db` beside the database.
-pub fn path_for(database_url: &secrecy::SecretString) -> Result<PathBuf, String> {
+/// The index file: `<dir>/<name>-search.db` beside a SQLite database; beside the server
+/// key for a PostgreSQL one (each instance keeps its own index of the shared chain).
+pub fn path_for(config: &crate::config::Config) -> Result<PathBuf, String> {
     use secrecy::ExposeSecret;
     use std::str::FromStr;
-    let opts =
-        SqliteConnectOptions::from_str(database_url.expose_secret()).map_err(|e| format!("database_url: {e}"))?;
+    let url = config.database_url.expose_secret();
+    if url.starts_with("postgres") {
+        return Ok(config.key_file.with_file_name("airlock-search.db"));
+    }
+    let opts = SqliteConnectOptions::from_str(url).map_err(|e| format!("database_url: {e}"))?;
     let db = opts.get_filename();
     let stem = db.file_stem().and_then(|s| s.to_str()).unwrap_or("airlock");
     Ok(db.with_file_name(format!("{stem}-search.db")))
@@ -181,7 +185,7 @@ impl SearchIndex {
             "SELECT e.seq, e.at_ms, e.kind, e.actor, e.call_id, e.session_id, e.data, c.agent_id, c.tool, c.trace_id,
                     e.hash
              FROM audit_events e LEFT JOIN tool_calls c ON c.id = e.call_id
-             WHERE e.seq > ? ORDER BY e.seq LIMIT ?",
+             WHERE e.seq > $1 ORDER BY e.seq LIMIT $2",
         )
         .bind(after)
         .bind(BATCH)

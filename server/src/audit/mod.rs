@@ -22,7 +22,7 @@ pub mod trace;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use sqlx::{Sqlite, SqliteConnection};
+use sqlx::AnyConnection;
 
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
@@ -176,7 +176,7 @@ pub fn event_hash_canonical(
 }
 
 /// Read the newest event's position.
-pub async fn head(conn: &mut SqliteConnection) -> Result<Head, sqlx::Error> {
+pub async fn head(conn: &mut AnyConnection) -> Result<Head, sqlx::Error> {
     let row: Option<(i64, Vec<u8>)> = sqlx::query_as("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1")
         .fetch_optional(conn)
         .await?;
@@ -222,36 +222,31 @@ pub fn chain<'a>(head: &mut Head, at_ms: i64, ev: &'a NewEvent) -> Chained<'a> {
 }
 
 /// Insert chained events with one statement.
-pub async fn insert_many(conn: &mut SqliteConnection, events: &[Chained<'_>]) -> Result<(), sqlx::Error> {
+pub async fn insert_many(conn: &mut AnyConnection, events: &[Chained<'_>]) -> Result<(), sqlx::Error> {
     if events.is_empty() {
         return Ok(());
     }
-    let mut q = sqlx::QueryBuilder::<Sqlite>::new(
-        "INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, hash) ",
+    let mut q = crate::store::Sql::new(
+        "INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, hash) VALUES ",
     );
-    q.push_values(events, |mut b, e| {
-        b.push_bind(e.seq)
-            .push_bind(e.at_ms)
-            .push_bind(e.ev.kind)
-            .push_bind(&e.ev.actor)
-            .push_bind(&e.ev.call_id)
-            .push_bind(&e.ev.session_id)
-            .push_bind(&e.data)
-            .push_bind(hex::decode(&e.hash).unwrap_or_default());
+    q.rows(events, |b, e| {
+        b.bind(e.seq)
+            .bind(e.at_ms)
+            .bind(e.ev.kind)
+            .bind(e.ev.actor.as_str())
+            .bind(e.ev.call_id.as_deref())
+            .bind(e.ev.session_id.as_deref())
+            .bind(e.data.as_str())
+            .bind(hex::decode(&e.hash).unwrap_or_default());
     });
-    q.build().execute(conn).await?;
+    q.execute(conn).await?;
     Ok(())
 }
 
 /// Append one event after `head` and advance it, inside a write transaction (`BEGIN
 /// IMMEDIATE`, so appends are serial): the ledger's batches, and the few administrative
 /// writes (users, agents, the policy in force) that run their own transaction.
-pub async fn append(
-    conn: &mut SqliteConnection,
-    head: &mut Head,
-    at_ms: i64,
-    ev: &NewEvent,
-) -> Result<i64, sqlx::Error> {
+pub async fn append(conn: &mut AnyConnection, head: &mut Head, at_ms: i64, ev: &NewEvent) -> Result<i64, sqlx::Error> {
     let mut next = head.clone();
     let c = chain(&mut next, at_ms, ev);
     insert_many(conn, std::slice::from_ref(&c)).await?;
@@ -263,7 +258,7 @@ pub async fn append(
 /// The hash stored for event `seq`, if it exists (for `--expect-head`).
 pub async fn hash_at(url: &secrecy::SecretString, seq: i64) -> Result<Option<String>, String> {
     let db = crate::store::connect(url).await?;
-    let h: Result<Option<Vec<u8>>, String> = sqlx::query_scalar("SELECT hash FROM audit_events WHERE seq = ?")
+    let h: Result<Option<Vec<u8>>, String> = sqlx::query_scalar("SELECT hash FROM audit_events WHERE seq = $1")
         .bind(seq)
         .fetch_optional(&db)
         .await
@@ -274,7 +269,7 @@ pub async fn hash_at(url: &secrecy::SecretString, seq: i64) -> Result<Option<Str
 
 /// The stored hash of event `seq` (hex), if it exists.
 pub async fn hash_in(db: &crate::store::Db, seq: i64) -> Result<Option<String>, sqlx::Error> {
-    let h: Option<Vec<u8>> = sqlx::query_scalar("SELECT hash FROM audit_events WHERE seq = ?")
+    let h: Option<Vec<u8>> = sqlx::query_scalar("SELECT hash FROM audit_events WHERE seq = $1")
         .bind(seq)
         .fetch_optional(db)
         .await?;
@@ -361,7 +356,7 @@ pub async fn latest(
         .fetch_one(db)
         .await?;
     let rows = sqlx::query_as(
-        "SELECT seq, at_ms, kind, actor, call_id, session_id FROM audit_events ORDER BY seq DESC LIMIT ?",
+        "SELECT seq, at_ms, kind, actor, call_id, session_id FROM audit_events ORDER BY seq DESC LIMIT $1",
     )
     .bind(limit)
     .fetch_all(db)

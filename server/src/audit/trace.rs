@@ -25,7 +25,7 @@ pub async fn build(
     index.catch_up().await?;
     let seqs: Vec<i64> = match kind {
         TraceKind::Session => {
-            sqlx::query_scalar("SELECT seq FROM events WHERE session = ? ORDER BY seq DESC LIMIT ?")
+            sqlx::query_scalar("SELECT seq FROM events WHERE session = $1 ORDER BY seq DESC LIMIT $2")
                 .bind(id)
                 .bind(MAX_EVENTS + 1)
                 .fetch_all(&index.pool)
@@ -35,8 +35,8 @@ pub async fn build(
         TraceKind::Trace => {
             sqlx::query_scalar(
                 "SELECT seq FROM events WHERE call_id IN
-                     (SELECT DISTINCT call_id FROM events WHERE trace = ? AND call_id IS NOT NULL LIMIT ?)
-                 ORDER BY seq DESC LIMIT ?",
+                     (SELECT DISTINCT call_id FROM events WHERE trace = $1 AND call_id IS NOT NULL LIMIT $2)
+                 ORDER BY seq DESC LIMIT $3",
             )
             .bind(id)
             .bind(MAX_EVENTS)
@@ -47,15 +47,11 @@ pub async fn build(
     };
     let mut rows: Vec<Row> = Vec::with_capacity(seqs.len());
     for chunk in seqs.chunks(1000) {
-        let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+        let mut q = crate::store::Sql::new(
             "SELECT seq, at_ms, kind, actor, call_id, session_id, data FROM audit_events WHERE seq IN (",
         );
-        let mut sep = q.separated(", ");
-        for s in chunk {
-            sep.push_bind(s);
-        }
-        q.push(") ORDER BY seq DESC");
-        rows.extend(q.build_query_as::<Row>().fetch_all(index.chain()).await?);
+        q.list(chunk.iter().copied()).push(") ORDER BY seq DESC");
+        rows.extend(q.fetch_all::<Row, _>(index.chain()).await?);
     }
     if rows.is_empty() {
         return Ok(None);

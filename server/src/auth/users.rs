@@ -43,7 +43,7 @@ async fn audited<T>(
     actor: &str,
     kind: &'static str,
     data: serde_json::Value,
-    change: impl AsyncFnOnce(&mut sqlx::SqliteConnection) -> Result<T, UserError>,
+    change: impl AsyncFnOnce(&mut sqlx::AnyConnection) -> Result<T, UserError>,
 ) -> Result<T, UserError> {
     let mut tx = crate::store::begin_write(db).await?;
     let out = change(&mut tx).await?;

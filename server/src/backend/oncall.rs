@@ -201,7 +201,7 @@ impl OnCall for ServerBackend {
         }
         // Spent before deciding: a link is good for one confirmation, whatever it finds.
         let spent = sqlx::query(
-            "INSERT OR IGNORE INTO decision_links (nonce, call_id, used_by, used_at_ms) VALUES (?, ?, ?, ?)",
+            "INSERT INTO decision_links (nonce, call_id, used_by, used_at_ms) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
         )
         .bind(&link.nonce)
         .bind(&link.call_id)

@@ -26,7 +26,7 @@ use crate::store::usage::UsageState;
 use crate::store::{self, Db};
 use app::api::{BreakGlassView, CallDecided, LiveEvent};
 use policy::Policy;
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot, Notify};
@@ -223,7 +223,7 @@ impl State {
 /// One write in progress: the open transaction, the audit chain's head, the writer's
 /// state and the effects to release after the commit.
 pub struct Tx<'a> {
-    pub conn: &'a mut SqliteConnection,
+    pub conn: &'a mut AnyConnection,
     pub head: &'a mut Head,
     pub state: &'a mut State,
     fx: &'a mut Effects,
@@ -376,7 +376,7 @@ impl Writer {
         &mut self,
         batch: Vec<Command>,
         fx: &mut Effects,
-    ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
         let mut conn = store::begin_write(&self.db).await?;
         let mut head = audit::head(&mut conn).await?;
         let mut tx = Tx {

@@ -53,9 +53,9 @@ pub async fn insert(
     })
     .unwrap_or_default();
     let r = sqlx::query(
-        "INSERT OR IGNORE INTO notification_channels
+        "INSERT INTO notification_channels
            (name, kind, target, sealed, recipients, min_risk, events, created_by, created_at_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
     )
     .bind(&c.name)
     .bind(&c.kind)
@@ -72,7 +72,7 @@ pub async fn insert(
 }
 
 pub async fn delete(db: &Db, name: &str) -> Result<bool, sqlx::Error> {
-    let r = sqlx::query("DELETE FROM notification_channels WHERE name = ?")
+    let r = sqlx::query("DELETE FROM notification_channels WHERE name = $1")
         .bind(name)
         .execute(db)
         .await?;

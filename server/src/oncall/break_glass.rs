@@ -7,7 +7,7 @@ use crate::ledger::Tx;
 use crate::review::ReviewError;
 use app::api::{BreakGlassBoard, BreakGlassView, LiveEvent};
 use serde_json::json;
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 use std::collections::HashMap;
 
 /// Break-glass in force, by user (`user:NAME`): one each at most.
@@ -19,9 +19,9 @@ pub struct Board {
 impl Board {
     /// Every break-glass not yet ended, including those whose time ran out while the
     /// server was down: the first expiry tick ends and records them.
-    pub async fn load(conn: &mut SqliteConnection) -> Result<Board, sqlx::Error> {
+    pub async fn load(conn: &mut AnyConnection) -> Result<Board, sqlx::Error> {
         let rows: Vec<(String, String, String, i64, i64)> = sqlx::query_as(
-            "SELECT id, user, justification, started_at_ms, ends_at_ms FROM break_glass WHERE ended_at_ms IS NULL",
+            "SELECT id, \"user\", justification, started_at_ms, ends_at_ms FROM break_glass WHERE ended_at_ms IS NULL",
         )
         .fetch_all(conn)
         .await?;
@@ -79,14 +79,16 @@ pub async fn start(
         started_at_ms: now,
         ends_at_ms: now.saturating_add(minutes.saturating_mul(60_000)),
     };
-    sqlx::query("INSERT INTO break_glass (id, user, justification, started_at_ms, ends_at_ms) VALUES (?, ?, ?, ?, ?)")
-        .bind(&view.id)
-        .bind(&view.user)
-        .bind(&view.justification)
-        .bind(view.started_at_ms)
-        .bind(view.ends_at_ms)
-        .execute(&mut *tx.conn)
-        .await?;
+    sqlx::query(
+        "INSERT INTO break_glass (id, \"user\", justification, started_at_ms, ends_at_ms) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(&view.id)
+    .bind(&view.user)
+    .bind(&view.justification)
+    .bind(view.started_at_ms)
+    .bind(view.ends_at_ms)
+    .execute(&mut *tx.conn)
+    .await?;
     tx.audit(
         now,
         &NewEvent {
@@ -141,7 +143,7 @@ pub async fn end_due(tx: &mut Tx<'_>, now: i64) -> Result<usize, sqlx::Error> {
 /// Write the end of a break-glass and forget it.
 async fn close(tx: &mut Tx<'_>, id: &str, by: &str, reason: &str, now: i64) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE break_glass SET ended_at_ms = ?, ended_by = ?, end_reason = ? WHERE id = ? AND ended_at_ms IS NULL",
+        "UPDATE break_glass SET ended_at_ms = $1, ended_by = $2, end_reason = $3 WHERE id = $4 AND ended_at_ms IS NULL",
     )
     .bind(now)
     .bind(by)

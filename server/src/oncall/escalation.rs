@@ -48,7 +48,7 @@ async fn due(db: &Db, rules: &Escalation, now: i64) -> Result<Vec<String>, sqlx:
     };
     let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
         "SELECT id, tool, risk, created_at_ms FROM tool_calls t
-         WHERE status = 'pending' AND created_at_ms <= ?
+         WHERE status = 'pending' AND created_at_ms <= $1
            AND NOT EXISTS (SELECT 1 FROM escalations e WHERE e.call_id = t.id)
          ORDER BY created_at_ms",
     )
@@ -72,12 +72,13 @@ pub async fn escalate(tx: &mut Tx<'_>, ids: &[String], now: i64) -> Result<usize
         if row.status != CallStatus::Pending || row.expires_at_ms.is_some_and(|t| t <= now) {
             continue;
         }
-        let added = sqlx::query("INSERT OR IGNORE INTO escalations (call_id, escalated_at_ms) VALUES (?, ?)")
-            .bind(id)
-            .bind(now)
-            .execute(&mut *tx.conn)
-            .await?
-            .rows_affected();
+        let added =
+            sqlx::query("INSERT INTO escalations (call_id, escalated_at_ms) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+                .bind(id)
+                .bind(now)
+                .execute(&mut *tx.conn)
+                .await?
+                .rows_affected();
         if added == 0 {
             continue;
         }

@@ -14,7 +14,7 @@ use crate::store::details::CallDetails;
 use crate::store::review as reviews;
 use app::api::{CallStatus, DecisionSource, LiveEvent, OverridesChanged};
 use serde_json::json;
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 /// Release held call `id` under `user`'s break-glass.
 pub async fn release(
@@ -73,7 +73,7 @@ pub async fn release(
         return Ok(Err(ReviewError::Unavailable));
     }
     sqlx::query(
-        "INSERT INTO override_reviews (call_id, break_glass_id, overridden_by, overridden_at_ms) VALUES (?, ?, ?, ?)",
+        "INSERT INTO override_reviews (call_id, break_glass_id, overridden_by, overridden_at_ms) VALUES ($1, $2, $3, $4)",
     )
     .bind(id)
     .bind(&bg.id)
@@ -123,7 +123,7 @@ pub async fn acknowledge(
     now: i64,
 ) -> Result<Result<(), ReviewError>, sqlx::Error> {
     let found: Option<(String, Option<String>)> =
-        sqlx::query_as("SELECT overridden_by, acknowledged_by FROM override_reviews WHERE call_id = ?")
+        sqlx::query_as("SELECT overridden_by, acknowledged_by FROM override_reviews WHERE call_id = $1")
             .bind(call_id)
             .fetch_optional(&mut *tx.conn)
             .await?;
@@ -151,8 +151,8 @@ pub async fn acknowledge(
         )));
     }
     sqlx::query(
-        "UPDATE override_reviews SET acknowledged_by = ?, acknowledged_at_ms = ?, verdict = ?, note = ?
-         WHERE call_id = ? AND acknowledged_at_ms IS NULL",
+        "UPDATE override_reviews SET acknowledged_by = $1, acknowledged_at_ms = $2, verdict = $3, note = $4
+         WHERE call_id = $5 AND acknowledged_at_ms IS NULL",
     )
     .bind(user)
     .bind(now)
@@ -161,7 +161,7 @@ pub async fn acknowledge(
     .bind(call_id)
     .execute(&mut *tx.conn)
     .await?;
-    let session: Option<String> = sqlx::query_scalar("SELECT session_id FROM tool_calls WHERE id = ?")
+    let session: Option<String> = sqlx::query_scalar("SELECT session_id FROM tool_calls WHERE id = $1")
         .bind(call_id)
         .fetch_optional(&mut *tx.conn)
         .await?;
@@ -186,7 +186,7 @@ pub async fn acknowledge(
 }
 
 /// Overrides nobody has reviewed yet.
-pub async fn awaiting(conn: &mut SqliteConnection) -> Result<u64, sqlx::Error> {
+pub async fn awaiting(conn: &mut AnyConnection) -> Result<u64, sqlx::Error> {
     let n: i64 = sqlx::query_scalar("SELECT count(*) FROM override_reviews WHERE acknowledged_at_ms IS NULL")
         .fetch_one(conn)
         .await?;

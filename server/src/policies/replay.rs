@@ -139,7 +139,7 @@ pub async fn replay(db: &Db, sealer: &Sealer, proposed: &Policy, scope: &Scope) 
     let mut rows = sqlx::query_as::<_, Row>(
         "SELECT id, agent_id, session_id, turn_id, tool, server, arguments, arguments_redacted, context, status,
                 blocked_by, rule, created_at_ms, facts
-         FROM tool_calls WHERE rowid >= ? AND created_at_ms >= ? AND created_at_ms < ? AND (? = '' OR agent_id = ?)
+         FROM tool_calls WHERE rowid >= $1 AND created_at_ms >= $2 AND created_at_ms < $3 AND ($4 = '' OR agent_id = $5)
          ORDER BY rowid",
     )
     .bind(first)

@@ -1,10 +1,10 @@
 //! Agents and their sealed secrets.
 
 use super::Db;
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
-pub async fn exists(conn: &mut SqliteConnection, id: &str) -> Result<bool, sqlx::Error> {
-    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM agents WHERE id = ?")
+pub async fn exists(conn: &mut AnyConnection, id: &str) -> Result<bool, sqlx::Error> {
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM agents WHERE id = $1")
         .bind(id)
         .fetch_one(conn)
         .await?;
@@ -12,13 +12,13 @@ pub async fn exists(conn: &mut SqliteConnection, id: &str) -> Result<bool, sqlx:
 }
 
 pub async fn insert(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     description: &str,
     sealed: &[u8],
     now: i64,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO agents (id, description, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?)")
+    sqlx::query("INSERT INTO agents (id, description, created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4)")
         .bind(id)
         .bind(description)
         .bind(now)
@@ -30,8 +30,8 @@ pub async fn insert(
 }
 
 /// A new current secret for the agent.
-async fn add_secret(conn: &mut SqliteConnection, id: &str, sealed: &[u8], now: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO agent_secrets (agent_id, sealed, created_at_ms) VALUES (?, ?, ?)")
+async fn add_secret(conn: &mut AnyConnection, id: &str, sealed: &[u8], now: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT INTO agent_secrets (agent_id, sealed, created_at_ms) VALUES ($1, $2, $3)")
         .bind(id)
         .bind(sealed)
         .bind(now)
@@ -42,24 +42,24 @@ async fn add_secret(conn: &mut SqliteConnection, id: &str, sealed: &[u8], now: i
 
 /// Retire every valid secret by `retires_at` at the latest and add a new current one.
 pub async fn rotate(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     sealed: &[u8],
     now: i64,
     retires_at: i64,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE agent_secrets SET retires_at_ms = min(coalesce(retires_at_ms, ?1), ?1) WHERE agent_id = ?2")
+    sqlx::query("UPDATE agent_secrets SET retires_at_ms = CASE WHEN retires_at_ms < $1 THEN retires_at_ms ELSE $1 END WHERE agent_id = $2")
         .bind(retires_at)
         .bind(id)
         .execute(&mut *conn)
         .await?;
-    sqlx::query("DELETE FROM agent_secrets WHERE agent_id = ? AND retires_at_ms <= ?")
+    sqlx::query("DELETE FROM agent_secrets WHERE agent_id = $1 AND retires_at_ms <= $2")
         .bind(id)
         .bind(now)
         .execute(&mut *conn)
         .await?;
     add_secret(conn, id, sealed, now).await?;
-    sqlx::query("UPDATE agents SET updated_at_ms = ? WHERE id = ?")
+    sqlx::query("UPDATE agents SET updated_at_ms = $1 WHERE id = $2")
         .bind(now)
         .bind(id)
         .execute(&mut *conn)
@@ -67,14 +67,9 @@ pub async fn rotate(
     Ok(())
 }
 
-pub async fn set_disabled(
-    conn: &mut SqliteConnection,
-    id: &str,
-    disabled: bool,
-    now: i64,
-) -> Result<bool, sqlx::Error> {
-    let r = sqlx::query("UPDATE agents SET disabled = ?, updated_at_ms = ? WHERE id = ?")
-        .bind(disabled)
+pub async fn set_disabled(conn: &mut AnyConnection, id: &str, disabled: bool, now: i64) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query("UPDATE agents SET disabled = $1, updated_at_ms = $2 WHERE id = $3")
+        .bind(i64::from(disabled))
         .bind(now)
         .bind(id)
         .execute(conn)
@@ -84,13 +79,15 @@ pub async fn set_disabled(
 
 /// (disabled, sealed secrets valid at `now`), newest first; `None` for an unknown agent.
 pub async fn credentials(db: &Db, id: &str, now: i64) -> Result<Option<(bool, Vec<Vec<u8>>)>, sqlx::Error> {
-    let disabled: Option<bool> = sqlx::query_scalar("SELECT disabled FROM agents WHERE id = ?")
+    let disabled: Option<i64> = sqlx::query_scalar("SELECT disabled FROM agents WHERE id = $1")
         .bind(id)
         .fetch_optional(db)
         .await?;
-    let Some(disabled) = disabled else { return Ok(None) };
+    let Some(disabled) = disabled.map(|d| d != 0) else {
+        return Ok(None);
+    };
     let sealed: Vec<Vec<u8>> = sqlx::query_scalar(
-        "SELECT sealed FROM agent_secrets WHERE agent_id = ? AND (retires_at_ms IS NULL OR retires_at_ms > ?)
+        "SELECT sealed FROM agent_secrets WHERE agent_id = $1 AND (retires_at_ms IS NULL OR retires_at_ms > $2)
          ORDER BY id DESC",
     )
     .bind(id)
@@ -102,9 +99,14 @@ pub async fn credentials(db: &Db, id: &str, now: i64) -> Result<Option<(bool, Ve
 
 /// All agents, for listings: (id, description, disabled, created_at_ms).
 pub async fn list(db: &Db) -> Result<Vec<(String, String, bool, i64)>, sqlx::Error> {
-    sqlx::query_as("SELECT id, description, disabled, created_at_ms FROM agents ORDER BY id")
-        .fetch_all(db)
-        .await
+    let rows: Vec<(String, String, i64, i64)> =
+        sqlx::query_as("SELECT id, description, disabled, created_at_ms FROM agents ORDER BY id")
+            .fetch_all(db)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, d, disabled, at)| (id, d, disabled != 0, at))
+        .collect())
 }
 
 /// Secrets valid at `now` for every agent: (agent id, created_at_ms, retires_at_ms),
@@ -112,7 +114,7 @@ pub async fn list(db: &Db) -> Result<Vec<(String, String, bool, i64)>, sqlx::Err
 pub async fn valid_secrets(db: &Db, now: i64) -> Result<Vec<(String, i64, Option<i64>)>, sqlx::Error> {
     sqlx::query_as(
         "SELECT agent_id, created_at_ms, retires_at_ms FROM agent_secrets
-         WHERE retires_at_ms IS NULL OR retires_at_ms > ? ORDER BY agent_id, id DESC",
+         WHERE retires_at_ms IS NULL OR retires_at_ms > $1 ORDER BY agent_id, id DESC",
     )
     .bind(now)
     .fetch_all(db)

@@ -1,11 +1,11 @@
 //! Callback deliveries: queued with a final decision, then sent and retried.
 
 use super::Db;
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 /// Queue the final decision for delivery to the agent's callback URL.
-pub async fn queue(conn: &mut SqliteConnection, id: &str, now: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT OR IGNORE INTO callbacks (call_id, state, next_at_ms) VALUES (?, 'queued', ?)")
+pub async fn queue(conn: &mut AnyConnection, id: &str, now: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT INTO callbacks (call_id, state, next_at_ms) VALUES ($1, 'queued', $2) ON CONFLICT DO NOTHING")
         .bind(id)
         .bind(now)
         .execute(conn)
@@ -17,7 +17,7 @@ pub async fn queue(conn: &mut SqliteConnection, id: &str, now: i64) -> Result<()
 pub async fn due(db: &Db, now: i64, limit: i64) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
     sqlx::query_as(
         "SELECT c.call_id, t.agent_id, c.attempts FROM callbacks c JOIN tool_calls t ON t.id = c.call_id
-         WHERE c.state = 'queued' AND c.next_at_ms <= ? ORDER BY c.next_at_ms LIMIT ?",
+         WHERE c.state = 'queued' AND c.next_at_ms <= $1 ORDER BY c.next_at_ms LIMIT $2",
     )
     .bind(now)
     .bind(limit)
@@ -33,14 +33,14 @@ pub async fn next_at(db: &Db) -> Result<Option<i64>, sqlx::Error> {
 }
 
 pub async fn update(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     state: &str,
     attempts: i64,
     next_at_ms: i64,
     last_error: Option<&str>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE callbacks SET state = ?, attempts = ?, next_at_ms = ?, last_error = ? WHERE call_id = ?")
+    sqlx::query("UPDATE callbacks SET state = $1, attempts = $2, next_at_ms = $3, last_error = $4 WHERE call_id = $5")
         .bind(state)
         .bind(attempts)
         .bind(next_at_ms)

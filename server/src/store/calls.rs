@@ -3,7 +3,7 @@
 use super::Db;
 use app::api::CallStatus;
 use policy::{Layer, Risk};
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 /// Columns every reader needs (not the raw request extras). What is stored once is filled
 /// in here: the redacted arguments when redaction changed nothing, the policy's version.
@@ -62,8 +62,8 @@ impl CallRow {
     }
 }
 
-impl<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow> for CallRow {
-    fn from_row(row: &'r sqlx::sqlite::SqliteRow) -> Result<CallRow, sqlx::Error> {
+impl<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> for CallRow {
+    fn from_row(row: &'r sqlx::any::AnyRow) -> Result<CallRow, sqlx::Error> {
         use sqlx::Row;
         let bad = |column: &str, e: String| sqlx::Error::ColumnDecode {
             index: column.into(),
@@ -145,50 +145,50 @@ pub struct NewCall<'a> {
 
 /// Insert calls with one statement (the ledger has checked their idempotency keys; a
 /// duplicate fails the statement, and with it the batch).
-pub async fn insert_many(conn: &mut SqliteConnection, calls: &[NewCall<'_>]) -> Result<(), sqlx::Error> {
+pub async fn insert_many(conn: &mut AnyConnection, calls: &[NewCall<'_>]) -> Result<(), sqlx::Error> {
     if calls.is_empty() {
         return Ok(());
     }
-    let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+    let mut q = super::Sql::new(
         "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
            arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
            blocked_by, rule, reason, risk, approvers_required, policy_id, details,
-           created_at_ms, expires_at_ms, decided_at_ms, trust, turn_id, pinned, decided_by, facts) ",
+           created_at_ms, expires_at_ms, decided_at_ms, trust, turn_id, pinned, decided_by, facts) VALUES ",
     );
-    q.push_values(calls, |mut b, c| {
-        b.push_bind(c.id)
-            .push_bind(c.agent_id)
-            .push_bind(c.message_id)
-            .push_bind(c.body_sha256)
-            .push_bind(c.session_id)
-            .push_bind(c.trace_id)
-            .push_bind(c.tool)
-            .push_bind(c.server)
-            .push_bind(c.arguments)
-            .push_bind(c.arguments_redacted)
-            .push_bind(c.agent_reason)
-            .push_bind(c.plan)
-            .push_bind(c.on_behalf_of)
-            .push_bind(c.context)
-            .push_bind(c.callback_url)
-            .push_bind(c.status.as_str())
-            .push_bind(c.blocked_by)
-            .push_bind(c.rule)
-            .push_bind(c.reason)
-            .push_bind(c.risk.as_str())
-            .push_bind(c.approvers_required)
-            .push_bind(c.policy_id)
-            .push_bind(c.details)
-            .push_bind(c.created_at_ms)
-            .push_bind(c.expires_at_ms)
-            .push_bind((c.status != CallStatus::Pending).then_some(c.created_at_ms))
-            .push_bind(c.trust)
-            .push_bind(c.turn_id)
-            .push_bind(c.pinned)
-            .push_bind(c.decided_by)
-            .push_bind(c.facts);
+    q.rows(calls, |b, c| {
+        b.bind(c.id)
+            .bind(c.agent_id)
+            .bind(c.message_id)
+            .bind(c.body_sha256)
+            .bind(c.session_id)
+            .bind(c.trace_id)
+            .bind(c.tool)
+            .bind(c.server)
+            .bind(c.arguments)
+            .bind(c.arguments_redacted)
+            .bind(c.agent_reason)
+            .bind(c.plan)
+            .bind(c.on_behalf_of)
+            .bind(c.context)
+            .bind(c.callback_url)
+            .bind(c.status.as_str())
+            .bind(c.blocked_by)
+            .bind(c.rule)
+            .bind(c.reason)
+            .bind(c.risk.as_str())
+            .bind(c.approvers_required)
+            .bind(c.policy_id)
+            .bind(c.details)
+            .bind(c.created_at_ms)
+            .bind(c.expires_at_ms)
+            .bind((c.status != CallStatus::Pending).then_some(c.created_at_ms))
+            .bind(c.trust)
+            .bind(c.turn_id)
+            .bind(c.pinned)
+            .bind(c.decided_by)
+            .bind(c.facts);
     });
-    q.build().execute(conn).await?;
+    q.execute(conn).await?;
     Ok(())
 }
 
@@ -209,19 +209,15 @@ pub fn same_body(stored: &[u8], sha256: &[u8; 32]) -> bool {
 }
 
 /// These calls with their idempotency keys (a retry's candidates, see `ledger::recent`).
-pub async fn with_messages(conn: &mut SqliteConnection, ids: &[String]) -> Result<Vec<WithMessage>, sqlx::Error> {
+pub async fn with_messages(conn: &mut AnyConnection, ids: &[String]) -> Result<Vec<WithMessage>, sqlx::Error> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(format!(
+    let mut q = super::Sql::new(format!(
         "SELECT message_id, body_sha256, {COLUMNS} FROM tool_calls WHERE id IN ("
     ));
-    let mut sep = q.separated(", ");
-    for id in ids {
-        sep.push_bind(id.as_str());
-    }
-    q.push(")");
-    q.build_query_as().fetch_all(conn).await
+    q.list(ids.iter().map(String::as_str)).push(")");
+    q.fetch_all(conn).await
 }
 
 /// A call and the webhook-id and body hash it was proposed with.
@@ -236,14 +232,14 @@ pub struct WithMessage {
 /// (agent, webhook-id, call id) of the calls created since `since_ms`, newest first: read
 /// backwards in rowid (arrival) order, so only the recent rows are touched.
 pub async fn recent_messages(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     since_ms: i64,
 ) -> Result<Vec<(String, String, String)>, sqlx::Error> {
     let mut out = Vec::new();
     let mut below = i64::MAX;
     loop {
         let rows: Vec<(i64, String, String, String, i64)> = sqlx::query_as(
-            "SELECT rowid, agent_id, message_id, id, created_at_ms FROM tool_calls WHERE rowid < ?
+            "SELECT rowid, agent_id, message_id, id, created_at_ms FROM tool_calls WHERE rowid < $1
              ORDER BY rowid DESC LIMIT 5000",
         )
         .bind(below)
@@ -261,14 +257,14 @@ pub async fn recent_messages(
 }
 
 pub async fn get(db: &Db, id: &str) -> Result<Option<CallRow>, sqlx::Error> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tool_calls WHERE id = ?"))
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tool_calls WHERE id = $1"))
         .bind(id)
         .fetch_optional(db)
         .await
 }
 
-pub async fn get_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<CallRow>, sqlx::Error> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tool_calls WHERE id = ?"))
+pub async fn get_in(conn: &mut AnyConnection, id: &str) -> Result<Option<CallRow>, sqlx::Error> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tool_calls WHERE id = $1"))
         .bind(id)
         .fetch_optional(conn)
         .await
@@ -276,7 +272,7 @@ pub async fn get_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<Call
 
 /// Move a pending call to a final status; false when it was no longer pending.
 pub async fn finish(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     status: CallStatus,
     now: i64,
@@ -285,8 +281,8 @@ pub async fn finish(
     final_arguments: Option<&str>,
 ) -> Result<bool, sqlx::Error> {
     let r = sqlx::query(
-        "UPDATE tool_calls SET status = ?, decided_at_ms = ?, decided_by = ?, comment = ?, final_arguments = ?
-         WHERE id = ? AND status = 'pending'",
+        "UPDATE tool_calls SET status = $1, decided_at_ms = $2, decided_by = $3, comment = $4, final_arguments = $5
+         WHERE id = $6 AND status = 'pending'",
     )
     .bind(status.as_str())
     .bind(now)
@@ -301,7 +297,7 @@ pub async fn finish(
 
 /// Record what happened when the agent executed the call; false if already recorded.
 pub async fn record_result(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     outcome: &str,
     summary: Option<&str>,
@@ -309,8 +305,8 @@ pub async fn record_result(
     now: i64,
 ) -> Result<bool, sqlx::Error> {
     let r = sqlx::query(
-        "UPDATE tool_calls SET result_outcome = ?, result_summary = ?, result_duration_ms = ?, result_at_ms = ?
-         WHERE id = ? AND result_outcome IS NULL",
+        "UPDATE tool_calls SET result_outcome = $1, result_summary = $2, result_duration_ms = $3, result_at_ms = $4
+         WHERE id = $5 AND result_outcome IS NULL",
     )
     .bind(outcome)
     .bind(summary)
@@ -323,9 +319,9 @@ pub async fn record_result(
 }
 
 /// Pending calls whose expiry has passed, oldest first (at most `limit`).
-pub async fn due_for_expiry(conn: &mut SqliteConnection, now: i64, limit: i64) -> Result<Vec<CallRow>, sqlx::Error> {
+pub async fn due_for_expiry(conn: &mut AnyConnection, now: i64, limit: i64) -> Result<Vec<CallRow>, sqlx::Error> {
     sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM tool_calls WHERE status = 'pending' AND expires_at_ms <= ? ORDER BY expires_at_ms LIMIT ?"
+        "SELECT {COLUMNS} FROM tool_calls WHERE status = 'pending' AND expires_at_ms <= $1 ORDER BY expires_at_ms LIMIT $2"
     ))
     .bind(now)
     .bind(limit)
@@ -344,9 +340,9 @@ pub struct CallExtras {
     pub trust: Option<String>,
 }
 
-pub async fn extras_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<CallExtras>, sqlx::Error> {
+pub async fn extras_in(conn: &mut AnyConnection, id: &str) -> Result<Option<CallExtras>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT agent_reason, plan, context, coalesce(details, '{}') AS details, trust FROM tool_calls WHERE id = ?",
+        "SELECT agent_reason, plan, context, coalesce(details, '{}') AS details, trust FROM tool_calls WHERE id = $1",
     )
     .bind(id)
     .fetch_optional(conn)
@@ -355,7 +351,7 @@ pub async fn extras_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<C
 
 /// Held calls per agent (for the per-agent cap on waiting calls).
 pub async fn pending_per_agent(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
 ) -> Result<std::collections::HashMap<String, u32>, sqlx::Error> {
     let rows: Vec<(String, i64)> =
         sqlx::query_as("SELECT agent_id, count(*) FROM tool_calls WHERE status = 'pending' GROUP BY agent_id")
@@ -373,9 +369,9 @@ pub struct Origin {
     pub details: String,
 }
 
-pub async fn origin_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<Origin>, sqlx::Error> {
+pub async fn origin_in(conn: &mut AnyConnection, id: &str) -> Result<Option<Origin>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT turn_id, on_behalf_of, context, coalesce(details, '{}') AS details FROM tool_calls WHERE id = ?",
+        "SELECT turn_id, on_behalf_of, context, coalesce(details, '{}') AS details FROM tool_calls WHERE id = $1",
     )
     .bind(id)
     .fetch_optional(conn)
@@ -387,7 +383,7 @@ pub async fn origin_in(conn: &mut SqliteConnection, id: &str) -> Result<Option<O
 /// engine's answer for them.
 #[allow(clippy::too_many_arguments)]
 pub async fn hold_modified(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     final_arguments: &str,
     approvers_required: i64,
@@ -399,8 +395,8 @@ pub async fn hold_modified(
     pinned: Option<&str>,
 ) -> Result<bool, sqlx::Error> {
     let r = sqlx::query(
-        "UPDATE tool_calls SET final_arguments = ?, approvers_required = ?, blocked_by = ?, rule = ?, reason = ?,
-           comment = ?, details = ?, pinned = ? WHERE id = ? AND status = 'pending'",
+        "UPDATE tool_calls SET final_arguments = $1, approvers_required = $2, blocked_by = $3, rule = $4, reason = $5,
+           comment = $6, details = $7, pinned = $8 WHERE id = $9 AND status = 'pending'",
     )
     .bind(final_arguments)
     .bind(approvers_required)
@@ -418,12 +414,12 @@ pub async fn hold_modified(
 
 /// Replace a call's engine details and pinned addresses (after a modification).
 pub async fn set_details(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     details: &str,
     pinned: Option<&str>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE tool_calls SET details = ?, pinned = ? WHERE id = ?")
+    sqlx::query("UPDATE tool_calls SET details = $1, pinned = $2 WHERE id = $3")
         .bind(details)
         .bind(pinned)
         .bind(id)
@@ -438,20 +434,21 @@ pub struct Retained {
     pub rowid: i64,
     pub agent_id: String,
     pub created_at_ms: i64,
-    pub pending: bool,
+    /// 1 while the call is held.
+    pub pending: i64,
     pub arguments_redacted: Option<String>,
     pub final_arguments: Option<String>,
 }
 
 /// The next calls after `after_rowid`, oldest first.
 pub async fn retention_batch(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     after_rowid: i64,
     limit: i64,
 ) -> Result<Vec<Retained>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT rowid, agent_id, created_at_ms, status = 'pending' AS pending, arguments_redacted, final_arguments
-         FROM tool_calls WHERE rowid > ? ORDER BY rowid LIMIT ?",
+        "SELECT rowid, agent_id, created_at_ms, CASE WHEN status = 'pending' THEN 1 ELSE 0 END AS pending, arguments_redacted, final_arguments
+         FROM tool_calls WHERE rowid > $1 ORDER BY rowid LIMIT $2",
     )
     .bind(after_rowid)
     .bind(limit)
@@ -461,14 +458,10 @@ pub async fn retention_batch(
 
 /// Keep only the redacted arguments of a decided call (and a reviewer's replacement,
 /// redacted by the caller).
-pub async fn purge_raw(
-    conn: &mut SqliteConnection,
-    rowid: i64,
-    final_redacted: Option<&str>,
-) -> Result<(), sqlx::Error> {
+pub async fn purge_raw(conn: &mut AnyConnection, rowid: i64, final_redacted: Option<&str>) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE tool_calls SET arguments = coalesce(arguments_redacted, arguments), arguments_redacted = NULL,
-           final_arguments = ? WHERE rowid = ? AND status != 'pending'",
+           final_arguments = $1 WHERE rowid = $2 AND status != 'pending'",
     )
     .bind(final_redacted)
     .bind(rowid)

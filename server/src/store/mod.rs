@@ -1,6 +1,8 @@
 //! The database. SQL lives here (and the audit chain's in `audit`), behind plain async
-//! functions, so a PostgreSQL backend can implement the same interface. Queries are checked at run
-//! time (not `query!` macros) so neither backend's compile-time checks bind the other.
+//! functions over sqlx's Any driver: one text per statement serves SQLite and PostgreSQL
+//! (`$n` placeholders, portable SQL), and the few statements that must differ ask
+//! [`Backend`]. Queries are checked at run time (not `query!` macros), and values are
+//! bound and read as `i64`, text and bytes only, which both databases store alike.
 
 pub mod agents;
 pub mod callbacks;
@@ -14,44 +16,119 @@ pub mod sessions;
 pub mod usage;
 pub mod users;
 
+pub mod sql;
+
+pub use sql::Sql;
+
 use secrecy::ExposeSecret;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::SqlitePool;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyConnection, AnyPool, Executor};
 use std::str::FromStr;
-use std::time::Duration;
 
-pub type Db = SqlitePool;
+pub type Db = AnyPool;
 
-/// Open (creating if needed) the SQLite file with explicit pragmas: WAL, FULL sync
-/// (an acknowledged write survives power loss), foreign keys, a busy timeout.
-pub async fn connect(url: &secrecy::SecretString) -> Result<Db, String> {
-    let url = url.expose_secret();
-    if !url.starts_with("sqlite:") {
-        return Err("only sqlite:// database URLs are supported by this build".into());
+/// Which database a pool or connection talks to: SQL that differs between them asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn of(db: &Db) -> Backend {
+        Backend::of_url(db.connect_options().database_url.as_str())
     }
-    let opts = SqliteConnectOptions::from_str(url)
-        .map_err(|e| format!("database_url: {e}"))?
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Full)
-        .foreign_keys(true)
-        .busy_timeout(Duration::from_secs(5));
-    if let Some(dir) = opts.get_filename().parent() {
+
+    pub fn of_conn(conn: &AnyConnection) -> Backend {
+        if conn.backend_name() == "PostgreSQL" {
+            Backend::Postgres
+        } else {
+            Backend::Sqlite
+        }
+    }
+
+    fn of_url(url: &str) -> Backend {
+        if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Backend::Postgres
+        } else {
+            Backend::Sqlite
+        }
+    }
+}
+
+/// Open the database named by the URL: a SQLite file (created if needed; WAL, FULL sync
+/// so an acknowledged write survives power loss, foreign keys, a busy timeout) or a
+/// PostgreSQL database.
+pub async fn connect(url: &secrecy::SecretString) -> Result<Db, String> {
+    sqlx::any::install_default_drivers();
+    let url = url.expose_secret();
+    match Backend::of_url(url) {
+        Backend::Sqlite => connect_sqlite(url).await,
+        Backend::Postgres => connect_postgres(url).await,
+    }
+}
+
+async fn connect_sqlite(url: &str) -> Result<Db, String> {
+    if !url.starts_with("sqlite:") {
+        return Err("database_url: use sqlite://PATH or postgres://…".into());
+    }
+    let file = sqlx::sqlite::SqliteConnectOptions::from_str(url).map_err(|e| format!("database_url: {e}"))?;
+    if let Some(dir) = file.get_filename().parent() {
         if !dir.as_os_str().is_empty() {
             std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
         }
     }
-    SqlitePoolOptions::new()
+    // Foreign keys on and a 5 s busy timeout are the driver's defaults for every
+    // connection; the journal mode and sync level are set here.
+    let create = if url.contains("mode=") {
+        url.to_string()
+    } else if url.contains('?') {
+        format!("{url}&mode=rwc")
+    } else {
+        format!("{url}?mode=rwc")
+    };
+    let opts = AnyConnectOptions::from_str(&create).map_err(|e| format!("database_url: {e}"))?;
+    AnyPoolOptions::new()
         .max_connections(8)
+        .after_connect(|conn, _| {
+            Box::pin(async move {
+                conn.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON")
+                    .await?;
+                Ok(())
+            })
+        })
         .connect_with(opts)
         .await
         .map_err(|e| format!("open database: {e}"))
 }
 
-/// Apply pending migrations; any failure stops the start. Foreign keys are off while they
-/// run (SQLite's way to rebuild a table others refer to; it cannot be switched inside the
-/// migration's transaction) and checked afterwards.
+async fn connect_postgres(url: &str) -> Result<Db, String> {
+    let opts = AnyConnectOptions::from_str(url).map_err(|e| format!("database_url: {e}"))?;
+    AnyPoolOptions::new()
+        .max_connections(16)
+        .connect_with(opts)
+        .await
+        .map_err(|e| format!("open database: {e}"))
+}
+
+/// Apply pending migrations; any failure stops the start.
 pub async fn migrate(db: &Db) -> Result<(), String> {
+    match Backend::of(db) {
+        Backend::Sqlite => migrate_sqlite(db).await,
+        Backend::Postgres => {
+            let mut conn = db.acquire().await.map_err(|e| format!("migrations failed: {e}"))?;
+            sqlx::migrate!("../migrations/postgres")
+                .run(&mut *conn)
+                .await
+                .map_err(|e| format!("migrations failed: {e}"))
+        }
+    }
+}
+
+/// Foreign keys are off while SQLite's migrations run (its way to rebuild a table others
+/// refer to; it cannot be switched inside the migration's transaction) and checked
+/// afterwards.
+async fn migrate_sqlite(db: &Db) -> Result<(), String> {
     let fail = |e: &dyn std::fmt::Display| format!("migrations failed: {e}");
     let mut conn = db.acquire().await.map_err(|e| fail(&e))?;
     sqlx::query("PRAGMA foreign_keys = OFF")
@@ -79,6 +156,13 @@ pub async fn ping(db: &Db) -> bool {
     sqlx::query("SELECT 1").execute(db).await.is_ok()
 }
 
+/// The time as the users table writes it (`2026-12-03T18:00:00.000Z`).
+pub fn now_text() -> String {
+    let format =
+        time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+    time::OffsetDateTime::now_utc().format(&format).unwrap_or_default()
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -86,11 +170,26 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-/// A write transaction that takes SQLite's write lock at once, so reading the audit
-/// head and appending after it cannot interleave with another writer (CLI or server).
-pub async fn begin_write(db: &Db) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
-    db.begin_with("BEGIN IMMEDIATE").await
+/// A write transaction that holds the database's one write lock from its start, so
+/// reading the audit head and appending after it cannot interleave with another writer
+/// (the CLI, or another instance): SQLite's `BEGIN IMMEDIATE`; on PostgreSQL a
+/// transaction-scoped advisory lock that every writer takes first.
+pub async fn begin_write(db: &Db) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+    match Backend::of(db) {
+        Backend::Sqlite => db.begin_with("BEGIN IMMEDIATE").await,
+        Backend::Postgres => {
+            let mut tx = db.begin().await?;
+            sqlx::query("SELECT 1 FROM pg_advisory_xact_lock($1) AS locked")
+                .bind(WRITE_LOCK)
+                .execute(&mut *tx)
+                .await?;
+            Ok(tx)
+        }
+    }
 }
+
+/// The advisory lock key of the one writer on PostgreSQL ("airlock" in ASCII).
+const WRITE_LOCK: i64 = 0x0061_6972_6c6f_636b;
 
 /// Record one audit event on its own, in its own write transaction (what is audited
 /// outside the ledger and changes nothing else: a verification, a lookup, an export).
@@ -103,7 +202,7 @@ pub async fn record_audit(db: &Db, at_ms: i64, ev: &crate::audit::NewEvent) -> R
 
 /// Append one audit event in a write transaction (admin changes made outside the ledger).
 pub async fn append_audit(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut AnyConnection,
     at_ms: i64,
     ev: &crate::audit::NewEvent,
 ) -> Result<i64, sqlx::Error> {

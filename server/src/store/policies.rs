@@ -2,7 +2,7 @@
 //! its text is kept once (the first text seen with that hash). Changes are appended, never
 //! edited: the latest one names the policy in force.
 
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 use super::Db;
 
@@ -51,14 +51,14 @@ impl Via {
 /// Keep `version` (with its name and text, when known) and answer its id. A version seen
 /// before keeps its first text; a text learnt later fills one that was not kept.
 pub async fn store_version(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     version: &str,
     name: &str,
     source: Option<&str>,
     now_ms: i64,
 ) -> Result<i64, sqlx::Error> {
     sqlx::query(
-        "INSERT INTO policy_versions (version, first_used_ms, name, source) VALUES (?, ?, ?, ?)
+        "INSERT INTO policy_versions (version, first_used_ms, name, source) VALUES ($1, $2, $3, $4)
          ON CONFLICT (version) DO UPDATE SET name = coalesce(policy_versions.name, excluded.name),
              source = coalesce(policy_versions.source, excluded.source)",
     )
@@ -68,7 +68,7 @@ pub async fn store_version(
     .bind(source)
     .execute(&mut *conn)
     .await?;
-    sqlx::query_scalar("SELECT id FROM policy_versions WHERE version = ?")
+    sqlx::query_scalar("SELECT id FROM policy_versions WHERE version = $1")
         .bind(version)
         .fetch_one(conn)
         .await
@@ -76,7 +76,7 @@ pub async fn store_version(
 
 /// Append a change: `version_id` is in force from now on.
 pub async fn record_change(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     version_id: i64,
     previous_id: Option<i64>,
     actor: &str,
@@ -85,7 +85,7 @@ pub async fn record_change(
     now_ms: i64,
 ) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar(
-        "INSERT INTO policy_changes (version_id, previous_id, actor, via, note, at_ms) VALUES (?, ?, ?, ?, ?, ?)
+        "INSERT INTO policy_changes (version_id, previous_id, actor, via, note, at_ms) VALUES ($1, $2, $3, $4, $5, $6)
          RETURNING id",
     )
     .bind(version_id)
@@ -104,7 +104,7 @@ const CHANGE: &str =
      LEFT JOIN policy_versions p ON p.id = c.previous_id";
 
 /// The change that put the policy in force now in place.
-pub async fn latest_change(conn: &mut SqliteConnection) -> Result<Option<ChangeRow>, sqlx::Error> {
+pub async fn latest_change(conn: &mut AnyConnection) -> Result<Option<ChangeRow>, sqlx::Error> {
     sqlx::query_as(&format!("{CHANGE} ORDER BY c.id DESC LIMIT 1"))
         .fetch_optional(conn)
         .await
@@ -119,7 +119,7 @@ pub async fn latest_change_id(db: &Db) -> Result<i64, sqlx::Error> {
 
 /// The latest changes, newest first.
 pub async fn changes(db: &Db, limit: i64) -> Result<Vec<ChangeRow>, sqlx::Error> {
-    sqlx::query_as(&format!("{CHANGE} ORDER BY c.id DESC LIMIT ?"))
+    sqlx::query_as(&format!("{CHANGE} ORDER BY c.id DESC LIMIT $1"))
         .bind(limit)
         .fetch_all(db)
         .await
@@ -127,7 +127,7 @@ pub async fn changes(db: &Db, limit: i64) -> Result<Vec<ChangeRow>, sqlx::Error>
 
 /// A kept version's name and text.
 pub async fn source(db: &Db, version: &str) -> Result<Option<(Option<String>, Option<String>)>, sqlx::Error> {
-    sqlx::query_as("SELECT name, source FROM policy_versions WHERE version = ?")
+    sqlx::query_as("SELECT name, source FROM policy_versions WHERE version = $1")
         .bind(version)
         .fetch_optional(db)
         .await

@@ -13,8 +13,8 @@ pub struct PendingFilter<'a> {
     pub sort: &'a str,
 }
 
-const PENDING_WHERE: &str = "status = 'pending' AND (?1 = '' OR tool = ?1) AND (?2 = '' OR agent_id = ?2) \
-     AND (?3 = '' OR risk = ?3) AND (?4 = '' OR session_id = ?4)";
+const PENDING_WHERE: &str = "status = 'pending' AND ($1 = '' OR tool = $1) AND ($2 = '' OR agent_id = $2) \
+     AND ($3 = '' OR risk = $3) AND ($4 = '' OR session_id = $4)";
 
 /// One page of held calls matching `f`, in its order.
 pub async fn pending_page(
@@ -31,7 +31,7 @@ pub async fn pending_page(
         _ => "created_at_ms, id",
     };
     sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM tool_calls WHERE {PENDING_WHERE} ORDER BY {order} LIMIT ?5 OFFSET ?6"
+        "SELECT {COLUMNS} FROM tool_calls WHERE {PENDING_WHERE} ORDER BY {order} LIMIT $5 OFFSET $6"
     ))
     .bind(f.tool)
     .bind(f.agent)
@@ -82,7 +82,7 @@ pub async fn recent(db: &Db, window: i64) -> Result<Recent, sqlx::Error> {
     // One pass over the window: the groups, each with its oldest call.
     let rows: Vec<(String, Option<String>, String, i64, i64)> = sqlx::query_as(
         "SELECT status, blocked_by, tool, count(*), min(created_at_ms) FROM \
-         (SELECT status, blocked_by, tool, created_at_ms FROM tool_calls ORDER BY rowid DESC LIMIT ?) \
+         (SELECT status, blocked_by, tool, created_at_ms FROM tool_calls ORDER BY rowid DESC LIMIT $1) AS recent \
          GROUP BY 1, 2, 3",
     )
     .bind(window)
@@ -100,7 +100,7 @@ pub async fn recent(db: &Db, window: i64) -> Result<Recent, sqlx::Error> {
 /// The most recent calls of one agent session, newest first.
 pub async fn session_recent(db: &Db, agent: &str, session: &str, limit: i64) -> Result<Vec<CallRow>, sqlx::Error> {
     sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM tool_calls WHERE agent_id = ? AND session_id = ? ORDER BY created_at_ms DESC, id DESC LIMIT ?"
+        "SELECT {COLUMNS} FROM tool_calls WHERE agent_id = $1 AND session_id = $2 ORDER BY created_at_ms DESC, id DESC LIMIT $3"
     ))
     .bind(agent)
     .bind(session)
@@ -111,18 +111,14 @@ pub async fn session_recent(db: &Db, agent: &str, session: &str, limit: i64) -> 
 
 /// Which of `ids` were escalated (at most a page of ids).
 pub async fn escalated_of(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut sqlx::AnyConnection,
     ids: &[String],
 ) -> Result<std::collections::HashSet<String>, sqlx::Error> {
     if ids.is_empty() {
         return Ok(Default::default());
     }
-    let mut q = sqlx::QueryBuilder::new("SELECT call_id FROM escalations WHERE call_id IN (");
-    let mut list = q.separated(", ");
-    for id in ids {
-        list.push_bind(id);
-    }
-    q.push(")");
-    let rows: Vec<String> = q.build_query_scalar().fetch_all(conn).await?;
-    Ok(rows.into_iter().collect())
+    let mut q = super::Sql::new("SELECT call_id FROM escalations WHERE call_id IN (");
+    q.list(ids.iter().map(String::as_str)).push(")");
+    let rows: Vec<(String,)> = q.fetch_all(conn).await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
 }

@@ -2,7 +2,7 @@
 //! and writes every change through in the same transaction as the decision.
 
 use policy::{UsageChange, UsageDelta};
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 use std::collections::HashMap;
 
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
@@ -18,7 +18,7 @@ pub struct UsageState {
 }
 
 impl UsageState {
-    pub async fn load(conn: &mut SqliteConnection) -> Result<UsageState, sqlx::Error> {
+    pub async fn load(conn: &mut AnyConnection) -> Result<UsageState, sqlx::Error> {
         let rows: Vec<(String, String, i64, f64, Option<i64>)> =
             sqlx::query_as("SELECT budget, scope, count, amount, tat_ms FROM budget_usage")
                 .fetch_all(conn)
@@ -41,7 +41,7 @@ impl UsageState {
 
     /// Write the deltas to the database (inside the caller's transaction).
     /// Deltas of one key are summed first: one statement per budget key, not per call.
-    pub async fn persist(conn: &mut SqliteConnection, deltas: &[UsageDelta]) -> Result<(), sqlx::Error> {
+    pub async fn persist(conn: &mut AnyConnection, deltas: &[UsageDelta]) -> Result<(), sqlx::Error> {
         let mut sums: HashMap<(&str, &str), (i64, f64, Option<i64>)> = HashMap::new();
         for d in deltas {
             let e = sums
@@ -56,9 +56,11 @@ impl UsageState {
         }
         for ((budget, scope), (count, amount, tat)) in sums {
             sqlx::query(
-                "INSERT INTO budget_usage (budget, scope, count, amount, tat_ms) VALUES (?, ?, max(0, ?), ?, ?)
-                 ON CONFLICT (budget, scope) DO UPDATE SET count = max(0, count + excluded.count),
-                   amount = amount + excluded.amount, tat_ms = coalesce(excluded.tat_ms, tat_ms)",
+                "INSERT INTO budget_usage (budget, scope, count, amount, tat_ms) VALUES ($1, $2, CASE WHEN $3 < 0 THEN 0 ELSE $3 END, $4, $5)
+                 ON CONFLICT (budget, scope) DO UPDATE SET count = CASE WHEN budget_usage.count + excluded.count < 0 THEN 0
+                   ELSE budget_usage.count + excluded.count END,
+                   amount = budget_usage.amount + excluded.amount,
+                   tat_ms = coalesce(excluded.tat_ms, budget_usage.tat_ms)",
             )
             .bind(budget)
             .bind(scope)

@@ -31,7 +31,7 @@ pub enum StoreError {
     Db(#[from] sqlx::Error),
 }
 
-fn record(r: &sqlx::sqlite::SqliteRow) -> Result<UserRecord, sqlx::Error> {
+fn record(r: &sqlx::any::AnyRow) -> Result<UserRecord, sqlx::Error> {
     let role: String = r.try_get("role")?;
     Ok(UserRecord {
         view: UserView {
@@ -54,13 +54,13 @@ pub async fn count(db: &Db) -> Result<i64, sqlx::Error> {
 }
 
 pub async fn create(
-    db: &mut sqlx::SqliteConnection,
+    db: &mut sqlx::AnyConnection,
     username: &str,
     password_hash: &str,
     role: Role,
 ) -> Result<UserView, StoreError> {
     let r = sqlx::query(&format!(
-        "INSERT INTO users (username, password_hash, role) VALUES (?, ?, ?) RETURNING {COLUMNS}"
+        "INSERT INTO users (username, password_hash, role) VALUES ($1, $2, $3) RETURNING {COLUMNS}"
     ))
     .bind(username)
     .bind(password_hash)
@@ -77,15 +77,17 @@ pub async fn create(
 }
 
 pub async fn by_username(db: &Db, username: &str) -> Result<Option<UserRecord>, sqlx::Error> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM users WHERE username = ?"))
-        .bind(username)
-        .fetch_optional(db)
-        .await?;
+    let row = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM users WHERE lower(username) = lower($1)"
+    ))
+    .bind(username)
+    .fetch_optional(db)
+    .await?;
     row.as_ref().map(record).transpose()
 }
 
 pub async fn by_id(db: &Db, id: i64) -> Result<Option<UserRecord>, sqlx::Error> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM users WHERE id = ?"))
+    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM users WHERE id = $1"))
         .bind(id)
         .fetch_optional(db)
         .await?;
@@ -101,34 +103,34 @@ pub async fn list(db: &Db) -> Result<Vec<UserView>, sqlx::Error> {
 
 /// Change the role; bumps the session epoch so open sessions pick up the new rights
 /// only after signing in again. Returns false when there is no such user.
-pub async fn set_role(db: &mut sqlx::SqliteConnection, id: i64, role: Role) -> Result<bool, sqlx::Error> {
-    let r = sqlx::query(
-        "UPDATE users SET role = ?, session_epoch = session_epoch + 1, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
-    )
-    .bind(role.as_str())
-    .bind(id)
-    .execute(db)
-    .await?;
+pub async fn set_role(db: &mut sqlx::AnyConnection, id: i64, role: Role) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query("UPDATE users SET role = $1, session_epoch = session_epoch + 1, updated_at = $3 WHERE id = $2")
+        .bind(role.as_str())
+        .bind(id)
+        .bind(super::now_text())
+        .execute(db)
+        .await?;
     Ok(r.rows_affected() == 1)
 }
 
-pub async fn set_disabled(db: &mut sqlx::SqliteConnection, id: i64, disabled: bool) -> Result<bool, sqlx::Error> {
-    let r = sqlx::query(
-        "UPDATE users SET disabled = ?, session_epoch = session_epoch + 1, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
-    )
-    .bind(disabled as i64)
-    .bind(id)
-    .execute(db)
-    .await?;
+pub async fn set_disabled(db: &mut sqlx::AnyConnection, id: i64, disabled: bool) -> Result<bool, sqlx::Error> {
+    let r =
+        sqlx::query("UPDATE users SET disabled = $1, session_epoch = session_epoch + 1, updated_at = $3 WHERE id = $2")
+            .bind(disabled as i64)
+            .bind(id)
+            .bind(super::now_text())
+            .execute(db)
+            .await?;
     Ok(r.rows_affected() == 1)
 }
 
-pub async fn set_password(db: &mut sqlx::SqliteConnection, id: i64, password_hash: &str) -> Result<bool, sqlx::Error> {
+pub async fn set_password(db: &mut sqlx::AnyConnection, id: i64, password_hash: &str) -> Result<bool, sqlx::Error> {
     let r = sqlx::query(
-        "UPDATE users SET password_hash = ?, session_epoch = session_epoch + 1, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+        "UPDATE users SET password_hash = $1, session_epoch = session_epoch + 1, updated_at = $3 WHERE id = $2",
     )
     .bind(password_hash)
     .bind(id)
+    .bind(super::now_text())
     .execute(db)
     .await?;
     Ok(r.rows_affected() == 1)
@@ -143,7 +145,7 @@ pub async fn active_admins(db: &Db) -> Result<i64, sqlx::Error> {
 
 /// Remember a person's language (not a change of rights: sessions stay).
 pub async fn set_locale(db: &Db, id: i64, locale: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE users SET locale = ? WHERE id = ?")
+    sqlx::query("UPDATE users SET locale = $1 WHERE id = $2")
         .bind(locale)
         .bind(id)
         .execute(db)

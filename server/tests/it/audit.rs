@@ -331,7 +331,7 @@ async fn exports_stream_jsonl_and_csv_without_formula_cells() {
     let lines: Vec<Value> = body.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), total, "every event found, nothing else");
     for l in &lines {
-        let hash: Option<Vec<u8>> = sqlx::query_scalar("SELECT hash FROM audit_events WHERE seq = ?")
+        let hash: Option<Vec<u8>> = sqlx::query_scalar("SELECT hash FROM audit_events WHERE seq = $1")
             .bind(l["seq"].as_i64().unwrap())
             .fetch_optional(&app.db)
             .await
@@ -680,13 +680,10 @@ async fn signed_checkpoints_catch_a_chain_rewritten_with_recomputed_hashes() {
 
 /// Edit event `from` and recompute the hash of it and every later event.
 async fn rewrite_from(db: &server::store::Db, from: i64) {
-    sqlx::query("DROP TRIGGER audit_events_no_update")
-        .execute(db)
-        .await
-        .unwrap();
+    allow_tampering(db).await;
     type Row = (i64, i64, String, String, Option<String>, Option<String>, String);
     let rows: Vec<Row> = sqlx::query_as(
-        "SELECT seq, at_ms, kind, actor, call_id, session_id, data FROM audit_events WHERE seq >= ? ORDER BY seq",
+        "SELECT seq, at_ms, kind, actor, call_id, session_id, data FROM audit_events WHERE seq >= $1 ORDER BY seq",
     )
     .bind(from)
     .fetch_all(db)
@@ -710,7 +707,7 @@ async fn rewrite_from(db: &server::store::Db, from: i64) {
         );
         let mut canon = String::new();
         policy::load::canonical_json(&data, &mut canon);
-        sqlx::query("UPDATE audit_events SET data = ?, hash = ? WHERE seq = ?")
+        sqlx::query("UPDATE audit_events SET data = $1, hash = $2 WHERE seq = $3")
             .bind(canon)
             .bind(hex::decode(&hash).unwrap())
             .bind(seq)
@@ -778,7 +775,7 @@ async fn a_received_call_is_recorded_once_and_briefly_and_read_back_whole() {
         let db = app.db.clone();
         async move {
             let text: String =
-                sqlx::query_scalar("SELECT data FROM audit_events WHERE call_id = ? AND kind = 'call_received'")
+                sqlx::query_scalar("SELECT data FROM audit_events WHERE call_id = $1 AND kind = 'call_received'")
                     .bind(call)
                     .fetch_one(&db)
                     .await

@@ -1,4 +1,6 @@
-//! Test harness: a real server on a loopback port with a fresh SQLite file.
+//! Test harness: a real server on a loopback port with a fresh database: a SQLite file,
+//! or with `AIRLOCK_TEST_POSTGRES=postgres://…/test` a PostgreSQL database of its own,
+//! created for the test and dropped after it.
 
 use reqwest::{header, redirect, Client, Response, StatusCode};
 use secrecy::SecretString;
@@ -13,11 +15,15 @@ pub struct TestApp {
     pub key_file: std::path::PathBuf,
     pub admin: (String, String),
     pub db: server::store::Db,
+    /// The database's URL, for the `airlock` binary run beside the server.
+    pub database_url: String,
     /// The ledger, for what tests drive with a chosen clock (expiry, escalation).
     pub ledger: server::ledger::Ledger,
     _dir: tempfile::TempDir,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     pub handle: Option<tokio::task::JoinHandle<Result<(), String>>>,
+    /// Last: dropped after the directory it checks is gone.
+    _postgres: Option<Scratch>,
 }
 
 pub fn workspace() -> std::path::PathBuf {
@@ -25,6 +31,108 @@ pub fn workspace() -> std::path::PathBuf {
         .parent()
         .unwrap()
         .to_path_buf()
+}
+
+/// The PostgreSQL server the suite runs against, when it runs against one.
+pub fn postgres() -> Option<String> {
+    std::env::var("AIRLOCK_TEST_POSTGRES").ok().filter(|u| !u.is_empty())
+}
+
+/// A test's own PostgreSQL database, named after the process and the test's directory
+/// (so a restart on the same directory finds the same data). It is dropped with the test
+/// once its directory is gone; what a killed run left is dropped by the next run.
+pub struct Scratch {
+    admin: String,
+    name: String,
+    dir: std::path::PathBuf,
+}
+
+impl Scratch {
+    /// The database for `dir` on the server at `admin` (created when missing).
+    pub async fn ensure(admin: &str, dir: &std::path::Path) -> (Scratch, String) {
+        use sqlx::Connection;
+        static SWEPT: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+        let name = scratch_name(dir);
+        let mut conn = sqlx::PgConnection::connect(admin)
+            .await
+            .expect("the test PostgreSQL answers");
+        SWEPT
+            .get_or_init(|| async {
+                let names: Vec<String> =
+                    sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'airlock_test_%'")
+                        .fetch_all(&mut conn)
+                        .await
+                        .unwrap();
+                for old in names {
+                    let pid = old.split('_').nth(2).unwrap_or("");
+                    if !std::path::Path::new("/proc").join(pid).exists() {
+                        let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {old} WITH (FORCE)"))
+                            .execute(&mut conn)
+                            .await;
+                    }
+                }
+            })
+            .await;
+        let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pg_database WHERE datname = $1")
+            .bind(&name)
+            .fetch_optional(&mut conn)
+            .await
+            .unwrap();
+        if exists.is_none() {
+            sqlx::query(&format!("CREATE DATABASE {name}"))
+                .execute(&mut conn)
+                .await
+                .unwrap();
+        }
+        let _ = conn.close().await;
+        let url = database_url(admin, &name);
+        (
+            Scratch {
+                admin: admin.to_string(),
+                name,
+                dir: dir.parent().unwrap_or(dir).to_path_buf(),
+            },
+            url,
+        )
+    }
+}
+
+fn scratch_name(dir: &std::path::Path) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    dir.hash(&mut h);
+    format!("airlock_test_{}_{:016x}", std::process::id(), h.finish())
+}
+
+fn database_url(admin: &str, name: &str) -> String {
+    let mut url = url::Url::parse(admin).expect("AIRLOCK_TEST_POSTGRES is a URL");
+    url.set_path(name);
+    url.to_string()
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if self.dir.exists() {
+            return;
+        }
+        let (admin, name) = (self.admin.clone(), self.name.clone());
+        // Drop runs inside the test's runtime: the database is dropped from a thread of its own.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                use sqlx::Connection;
+                if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
+                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                        .execute(&mut conn)
+                        .await;
+                }
+            });
+        })
+        .join();
+    }
 }
 
 pub fn test_config(dir: &std::path::Path) -> Config {
@@ -43,7 +151,16 @@ pub async fn spawn_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
     let mut config = test_config(dir.path());
     adjust(&mut config);
+    let postgres = on_postgres(&mut config, dir.path()).await;
+    // `AIRLOCK_TEST_LOG=warn` (or any filter) shows the servers' logs with a test's output.
+    if let Ok(filter) = std::env::var("AIRLOCK_TEST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_test_writer()
+            .try_init();
+    }
     let key_file = config.key_file.clone();
+    let database_url = secrecy::ExposeSecret::expose_secret(&config.database_url).to_string();
     let app = Application::build(config).await.expect("app builds");
     let addr = app.local_addr();
     // A restart on an existing database creates no administrator.
@@ -62,11 +179,25 @@ pub async fn spawn_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
         key_file,
         admin: (name, pw.expose().to_string()),
         db,
+        database_url,
         ledger,
         _dir: dir,
+        _postgres: postgres,
         stop: Some(tx),
         handle: Some(handle),
     }
+}
+
+/// With a test PostgreSQL server, a config's SQLite database becomes a PostgreSQL
+/// database of its own (named after the SQLite file's directory and name).
+pub async fn on_postgres(config: &mut Config, dir: &std::path::Path) -> Option<Scratch> {
+    use secrecy::ExposeSecret;
+    let admin = postgres()?;
+    let url = config.database_url.expose_secret().to_string();
+    let file = url.strip_prefix("sqlite://")?;
+    let (scratch, pg) = Scratch::ensure(&admin, &dir.join(file)).await;
+    config.database_url = SecretString::from(pg);
+    Some(scratch)
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -415,9 +546,24 @@ pub async fn held(agent: &TestAgent, body: serde_json::Value) -> String {
     v["id"].as_str().unwrap().to_string()
 }
 
+/// Lift the chain's append-only guard, as someone with the database's owner rights could
+/// (SQLite: drop its triggers; PostgreSQL: disable them), for tests of tampering.
+pub async fn allow_tampering(db: &server::store::Db) {
+    let statements: &[&str] = match server::store::Backend::of(db) {
+        server::store::Backend::Sqlite => &[
+            "DROP TRIGGER IF EXISTS audit_events_no_update",
+            "DROP TRIGGER IF EXISTS audit_events_no_delete",
+        ],
+        server::store::Backend::Postgres => &["ALTER TABLE audit_events DISABLE TRIGGER USER"],
+    };
+    for sql in statements {
+        sqlx::query(sql).execute(db).await.unwrap();
+    }
+}
+
 /// The kinds of a call's audit events, in order.
 pub async fn audit_kinds(app: &TestApp, call: &str) -> Vec<String> {
-    sqlx::query_scalar("SELECT kind FROM audit_events WHERE call_id = ? ORDER BY seq")
+    sqlx::query_scalar("SELECT kind FROM audit_events WHERE call_id = $1 ORDER BY seq")
         .bind(call)
         .fetch_all(&app.db)
         .await

@@ -20,7 +20,7 @@ async fn calls_and_audit_events_stored_before_the_lean_schema_read_back_the_same
     let insert = "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, tool, arguments,
         arguments_redacted, status, reason, risk, approvers_required, policy_version, details, response,
         created_at_ms, expires_at_ms, callback_url)
-        VALUES (?, 'bot', ?, x'00', 's', 'send_email', ?, ?, ?, 'r', 'high', 1, ?, ?, '{}', ?, ?, ?)";
+        VALUES ($1, 'bot', $2, x'00', 's', 'send_email', $3, $4, $5, 'r', 'high', 1, $6, $7, '{}', $8, $9, $10)";
     let full_details = r#"{"shadow":[],"impact":null,"pinned":[],"masked":[{"path":"/token","kind":"secret"}],
         "destructive":true,"break_glass":false,"grantable":true,"charged":[],"not_grantable":null}"#;
     for (id, msg, args, redacted, status, version, details, at) in [
@@ -88,7 +88,7 @@ async fn calls_and_audit_events_stored_before_the_lean_schema_read_back_the_same
         let hash = server::audit::event_hash(seq, seq, "note", "system", None, None, &data, &prev);
         sqlx::query(
             "INSERT INTO audit_events (seq, at_ms, kind, actor, data, prev_hash, hash)
-             VALUES (?, ?, 'note', 'system', ?, ?, ?)",
+             VALUES ($1, $2, 'note', 'system', $3, $4, $5)",
         )
         .bind(seq)
         .bind(seq)

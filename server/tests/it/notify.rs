@@ -86,7 +86,7 @@ async fn app_with(channels: Vec<ChannelConfig>, smtp: Option<Smtp>) -> TestApp {
 }
 
 async fn audit_data(app: &TestApp, kind: &str) -> Vec<Value> {
-    let rows: Vec<String> = sqlx::query_scalar("SELECT data FROM audit_events WHERE kind = ? ORDER BY seq")
+    let rows: Vec<String> = sqlx::query_scalar("SELECT data FROM audit_events WHERE kind = $1 ORDER BY seq")
         .bind(kind)
         .fetch_all(&app.db)
         .await

@@ -130,7 +130,7 @@ async fn only_on_call_starts_break_glass_with_password_and_reason_and_it_ends_by
             "break_glass_ended"
         ]
     );
-    let reason: String = sqlx::query_scalar("SELECT end_reason FROM break_glass WHERE id = ?")
+    let reason: String = sqlx::query_scalar("SELECT end_reason FROM break_glass WHERE id = $1")
         .bind(&second)
         .fetch_one(&app.db)
         .await
@@ -228,7 +228,7 @@ async fn an_override_releases_a_quorum_call_to_the_waiting_agent_but_never_a_for
     assert_eq!(r["ok"], false);
 
     let decided: Value = serde_json::from_str(
-        &sqlx::query_scalar::<_, String>("SELECT data FROM audit_events WHERE call_id = ? AND kind = 'call_decided'")
+        &sqlx::query_scalar::<_, String>("SELECT data FROM audit_events WHERE call_id = $1 AND kind = 'call_decided'")
             .bind(&id)
             .fetch_one(&app.db)
             .await
@@ -399,7 +399,7 @@ async fn break_glass_ends_when_its_owner_is_demoted_or_disabled() {
     let id_of = |name: &'static str| {
         let db = app.db.clone();
         async move {
-            sqlx::query_scalar::<_, i64>("SELECT id FROM users WHERE username = ?")
+            sqlx::query_scalar::<_, i64>("SELECT id FROM users WHERE username = $1")
                 .bind(name)
                 .fetch_one(&db)
                 .await

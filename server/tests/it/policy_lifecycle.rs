@@ -236,10 +236,7 @@ async fn a_reload_under_load_drops_no_request() {
 fn airlock_cli(app: &TestApp, policy_file: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_airlock"))
         .args(args)
-        .env(
-            "AIRLOCK_DATABASE_URL",
-            format!("sqlite://{}/airlock.db", app.db_dir().display()),
-        )
+        .env("AIRLOCK_DATABASE_URL", &app.database_url)
         .env("AIRLOCK_POLICY_FILE", policy_file)
         .env("AIRLOCK_KEY_FILE", &app.key_file)
         .env("AIRLOCK_LOG_LEVEL", "warn")
@@ -386,10 +383,7 @@ async fn replay_tells_which_recorded_decisions_a_proposed_policy_would_change() 
     std::fs::write(&proposed, demo()).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
         .args(["policy", "replay", proposed.to_str().unwrap(), "--json"])
-        .env(
-            "AIRLOCK_DATABASE_URL",
-            format!("sqlite://{}/airlock.db", app.db_dir().display()),
-        )
+        .env("AIRLOCK_DATABASE_URL", &app.database_url)
         .env("AIRLOCK_POLICY_FILE", &file)
         .env("AIRLOCK_KEY_FILE", &app.key_file)
         .env("AIRLOCK_LOG_LEVEL", "debug")

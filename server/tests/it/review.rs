@@ -148,7 +148,7 @@ async fn a_modification_is_revalidated_by_the_engine_and_released_with_its_secre
     );
     assert_eq!(v["comment"], "clearer subject");
 
-    let data: String = sqlx::query_scalar("SELECT data FROM audit_events WHERE kind = 'call_decided' AND call_id = ?")
+    let data: String = sqlx::query_scalar("SELECT data FROM audit_events WHERE kind = 'call_decided' AND call_id = $1")
         .bind(&id)
         .fetch_one(&app.db)
         .await
@@ -382,7 +382,7 @@ async fn of_concurrent_decisions_exactly_one_wins() {
             assert!(m.starts_with("Already ") || m.contains("already approved"), "{m}");
         }
         let decided: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM audit_events WHERE kind = 'call_decided' AND call_id = ?")
+            sqlx::query_scalar("SELECT count(*) FROM audit_events WHERE kind = 'call_decided' AND call_id = $1")
                 .bind(&id)
                 .fetch_one(&app.db)
                 .await
@@ -405,7 +405,7 @@ async fn cancelled_and_expired_calls_cannot_be_decided() {
     assert_eq!(out["message"], "Already cancelled by agent:bot.");
 
     let id = held(&agent, write("s", "out/b.md")).await;
-    sqlx::query("UPDATE tool_calls SET expires_at_ms = 1 WHERE id = ?")
+    sqlx::query("UPDATE tool_calls SET expires_at_ms = 1 WHERE id = $1")
         .bind(&id)
         .execute(&app.db)
         .await

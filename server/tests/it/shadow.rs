@@ -59,7 +59,7 @@ async fn shadow_findings_are_recorded_and_reported_without_changing_decisions() 
     assert!(page.contains("long_search_query"), "the page lists the rule");
 
     // The CLI reads the same report from the database.
-    let db = format!("sqlite://{}/airlock.db", app.db_dir().display());
+    let db = app.database_url.clone();
     let o = airlock(&db, &["policy", "shadow", "--since", "1d"], None);
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);

@@ -269,11 +269,11 @@ async fn main() -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let db_bytes = std::fs::metadata(dir.join("airlock.db")).map_or(0, |m| m.len());
 
-    let index = SearchIndex::open(&server::audit::index::path_for(&url)?, db.clone()).await?;
+    let index = SearchIndex::open(&dir.join("airlock-search.db"), db.clone()).await?;
     let started = Instant::now();
     let indexed = index.catch_up().await.map_err(|e| e.to_string())?;
     let index_s = started.elapsed().as_secs_f64();
-    let index_bytes = std::fs::metadata(server::audit::index::path_for(&url)?).map_or(0, |m| m.len());
+    let index_bytes = std::fs::metadata(dir.join("airlock-search.db")).map_or(0, |m| m.len());
 
     // Search: each kind of query with `runs` different values.
     let mut r = Rng(0xbeef);
@@ -352,7 +352,7 @@ async fn main() -> Result<(), String> {
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         shown = view.events;
     }
-    let big: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_events WHERE session_id = ?")
+    let big: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_events WHERE session_id = $1")
         .bind(BIG)
         .fetch_one(&db)
         .await
