@@ -29,6 +29,8 @@ pub struct Dispatcher {
     pub allow_private: bool,
     pub max_attempts: i64,
     pub backoff_ms: i64,
+    /// Other instances may deliver from the same database (PostgreSQL): claim each first.
+    pub shared_database: bool,
 }
 
 /// One delivery attempt that finished, for the ledger to record.
@@ -45,6 +47,8 @@ pub struct CallbackAttempt {
 /// own agent's callbacks, never everyone's.
 const MAX_IN_FLIGHT: usize = 64;
 const PER_AGENT: usize = 4;
+/// How long a claimed delivery is this instance's alone (longer than an attempt takes).
+const CLAIM_MS: i64 = 120_000;
 
 impl Dispatcher {
     pub async fn run(self) {
@@ -62,6 +66,18 @@ impl Dispatcher {
                         if in_flight.contains(&id) || busy >= PER_AGENT || running.len() >= MAX_IN_FLIGHT {
                             waiting = true;
                             continue;
+                        }
+                        // With other instances on the database, only one sends it; the
+                        // claim lapses after a while if this one dies meanwhile.
+                        if this.shared_database {
+                            match store::callbacks::claim(&this.db, &id, now, now + CLAIM_MS).await {
+                                Ok(true) => {}
+                                Ok(false) => continue,
+                                Err(e) => {
+                                    tracing::warn!(error = %e, "claiming a callback failed");
+                                    continue;
+                                }
+                            }
                         }
                         in_flight.insert(id.clone());
                         *per_agent.entry(agent.clone()).or_default() += 1;

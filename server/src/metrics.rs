@@ -65,6 +65,8 @@ pub struct Metrics {
     pub oldest_pending_seconds: Gauge<f64, AtomicU64>,
     pub batch_size: Histogram,
     pub commit_seconds: Histogram,
+    /// Batches that first read back another writer's changes.
+    pub ledger_refreshes: Counter,
     pub subscribers: Gauge,
     pub callbacks: Family<OutcomeLabels, Counter>,
     pub notifications: Family<OutcomeLabels, Counter>,
@@ -87,6 +89,7 @@ impl Metrics {
         let oldest_pending_seconds = Gauge::<f64, AtomicU64>::default();
         let batch_size = Histogram::new(exponential_buckets(1.0, 2.0, 10));
         let commit_seconds = seconds_histogram();
+        let ledger_refreshes = Counter::default();
         let subscribers = Gauge::default();
         let callbacks = Family::<OutcomeLabels, Counter>::default();
         let notifications = Family::<OutcomeLabels, Counter>::default();
@@ -113,6 +116,11 @@ impl Metrics {
             oldest_pending_seconds.clone(),
         );
         registry.register("ledger_batch_size", "Commands per ledger commit", batch_size.clone());
+        registry.register(
+            "ledger_refreshes",
+            "Ledger batches that first read back what another writer (instance, CLI) changed",
+            ledger_refreshes.clone(),
+        );
         registry.register(
             "ledger_commit_seconds",
             "Time to apply and commit one ledger batch",
@@ -143,6 +151,7 @@ impl Metrics {
             oldest_pending_seconds,
             batch_size,
             commit_seconds,
+            ledger_refreshes,
             subscribers,
             callbacks,
             notifications,

@@ -40,6 +40,8 @@ pub struct Application {
     state: AppState,
     /// Set when this start created the first administrator: (username, password).
     pub first_admin: Option<(String, Password)>,
+    /// On PostgreSQL: replays what other instances commit, from this position.
+    follower: Option<(crate::realtime::cluster::Follower, i64)>,
 }
 
 /// Read and compile the policy file (and answer its text); any error stops the start.
@@ -92,6 +94,28 @@ impl Application {
         let waiters = Arc::new(Waiters::default());
         let callbacks_wake = Arc::new(tokio::sync::Notify::new());
         let board = Arc::new(std::sync::RwLock::new(Vec::new()));
+        // Several instances may share a PostgreSQL database: each has a name of its own.
+        let cluster = (store::Backend::of(&db) == store::Backend::Postgres).then(|| uuid::Uuid::new_v4().to_string());
+        let follower = match &cluster {
+            Some(instance) => {
+                let from = crate::realtime::cluster::Follower::start_at(&db)
+                    .await
+                    .map_err(|e| format!("reading live batches: {e}"))?;
+                Some((
+                    crate::realtime::cluster::Follower {
+                        db: db.clone(),
+                        url: config.database_url.clone(),
+                        instance: instance.clone(),
+                        hub: hub.clone(),
+                        waiters: waiters.clone(),
+                        callbacks: callbacks_wake.clone(),
+                        board: board.clone(),
+                    },
+                    from,
+                ))
+            }
+            None => None,
+        };
         let (ledger, _task) = ledger::start(
             db.clone(),
             policy.clone(),
@@ -101,6 +125,7 @@ impl Application {
                 callbacks: callbacks_wake.clone(),
                 board: board.clone(),
                 policy: in_force.clone(),
+                cluster,
             },
             ledger::Settings {
                 sealer: crate::store::sealed::Sealer::from_server_key(&key),
@@ -180,6 +205,7 @@ impl Application {
             router,
             state,
             first_admin,
+            follower,
         })
     }
 
@@ -199,6 +225,7 @@ impl Application {
     ) -> Result<(), String> {
         let state = self.state.clone();
         let housekeeping = tokio::spawn(housekeeping(state.clone()));
+        let follower = self.follower.map(|(f, from)| tokio::spawn(f.run(from)));
         let indexer = tokio::spawn(state.search.clone().run());
         let checkpoints = tokio::spawn(crate::audit::checkpoint::run(state.db.clone(), state.signer.clone()));
         let expiry = tokio::spawn(crate::expiry::run(state.ledger.clone()));
@@ -223,6 +250,7 @@ impl Application {
                 allow_private: state.config.callback_allow_private,
                 max_attempts: state.config.callback_max_attempts.max(1),
                 backoff_ms: state.config.callback_backoff_ms.max(1),
+                shared_database: store::Backend::of(&state.db) == store::Backend::Postgres,
             }
             .run(),
         );
@@ -259,6 +287,9 @@ impl Application {
             }
         };
         housekeeping.abort();
+        if let Some(f) = follower {
+            f.abort();
+        }
         policy_watch.abort();
         hangup.abort();
         expiry.abort();

@@ -61,14 +61,16 @@ CREATE TABLE IF NOT EXISTS indexed_head (
 CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5 (text, content = '', tokenize = 'unicode61 remove_diacritics 2');
 ";
 
-/// The index file: `<dir>/<name>-search.db` beside a SQLite database; beside the server
-/// key for a PostgreSQL one (each instance keeps its own index of the shared chain).
+/// The index file: `<dir>/<name>-search.db` beside a SQLite database; for a PostgreSQL
+/// one, `airlock-search-<port>.db` beside the server key: each instance keeps its own
+/// index of the shared chain.
 pub fn path_for(config: &crate::config::Config) -> Result<PathBuf, String> {
     use secrecy::ExposeSecret;
     use std::str::FromStr;
     let url = config.database_url.expose_secret();
     if url.starts_with("postgres") {
-        return Ok(config.key_file.with_file_name("airlock-search.db"));
+        let name = format!("airlock-search-{}.db", config.bind.port());
+        return Ok(config.key_file.with_file_name(name));
     }
     let opts = SqliteConnectOptions::from_str(url).map_err(|e| format!("database_url: {e}"))?;
     let db = opts.get_filename();

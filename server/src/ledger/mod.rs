@@ -1,10 +1,13 @@
 //! The ledger: the one task that writes calls, decisions, budget usage and audit events.
 //!
 //! Handlers send commands over a channel; the ledger takes whatever has queued up (up to
-//! `MAX_BATCH`), applies each inside one `BEGIN IMMEDIATE` transaction, commits once
-//! (group commit, `synchronous = FULL`) and only then answers. So nothing is acknowledged
-//! before it is on disk, a slow disk is paid once per batch instead of once per call, and
-//! budgets and the audit chain have a single, serial writer.
+//! `MAX_BATCH`), applies each inside one write transaction (`store::begin_write`: SQLite's
+//! `BEGIN IMMEDIATE`, PostgreSQL's advisory lock), commits once (group commit,
+//! `synchronous = FULL`) and only then answers. So nothing is acknowledged before it is on
+//! disk, a slow disk is paid once per batch instead of once per call, and budgets and the
+//! audit chain have a single, serial writer at a time. Several instances on one
+//! PostgreSQL database take turns: a batch that finds the chain moved by another writer
+//! first reads back what it changed (`State::refresh`).
 //!
 //! This module is only the writer: what each command writes lives with its concern
 //! (`ingest::record`, `review::decide`, `review::grants`, `oncall`, `expiry`,
@@ -150,10 +153,14 @@ pub struct Shared {
     pub board: Arc<std::sync::RwLock<Vec<BreakGlassView>>>,
     /// The policy every reader takes, swapped after a change is committed.
     pub policy: crate::policies::InForce,
+    /// This instance's name among several on one PostgreSQL database: each batch's
+    /// effects are recorded for the others (`realtime::cluster`). `None` on SQLite.
+    pub cluster: Option<String>,
 }
 
-/// What the writer keeps in memory between batches (it is the only writer, so this is
-/// exact): budget usage, active grants, held calls per agent.
+/// What the writer keeps in memory between batches (exact while it is the only writer,
+/// and read back when another one wrote: `refresh`): budget usage, active grants, held
+/// calls per agent.
 pub struct State {
     pub policy: Arc<Policy>,
     /// The policy's row in `policy_versions` (calls refer to it).
@@ -171,6 +178,8 @@ pub struct State {
     pub break_glass: Board,
     /// Overrides nobody has reviewed yet.
     pub overrides_awaiting: u64,
+    /// The newest call whose webhook-id `recent` holds (rowid), for `refresh`.
+    pub seen_rowid: i64,
 }
 
 impl State {
@@ -195,6 +204,9 @@ impl State {
         for (agent, message, id) in messages.iter().rev() {
             recent.insert(agent, message, id, now);
         }
+        let seen_rowid = calls::last_rowid(&mut conn)
+            .await
+            .map_err(|e| format!("reading recent webhook-ids: {e}"))?;
         let break_glass = Board::load(&mut conn)
             .await
             .map_err(|e| format!("loading break-glass: {e}"))?;
@@ -216,7 +228,34 @@ impl State {
             retained_to: 0,
             break_glass,
             overrides_awaiting,
+            seen_rowid,
         })
+    }
+
+    /// Another writer (an instance on the same database, the CLI, an administrative
+    /// write) appended to the chain since this writer's last batch: read back what it may
+    /// have changed, inside this batch's transaction and before deciding anything in it.
+    /// The policy stays: changes to it are followed by `policies` and adopted in order.
+    async fn refresh(&mut self, conn: &mut AnyConnection, fx: &mut Effects) -> Result<(), sqlx::Error> {
+        let now = store::now_ms();
+        self.usage = UsageState::load(conn).await?;
+        self.pending = calls::pending_per_agent(conn).await?;
+        self.grants = GrantState::from_rows(reviews::active_grants(&mut *conn, now).await?);
+        self.overrides_awaiting = oncall::overrides::awaiting(conn).await?;
+        let board = Board::load(conn).await?;
+        if board.list() != self.break_glass.list() {
+            fx.board = Some(board.list());
+        }
+        self.break_glass = board;
+        let since = now - 2 * recent::GENERATION_MS;
+        for (rowid, agent, message, id, at) in calls::messages_after(conn, self.seen_rowid).await? {
+            if at >= since {
+                self.recent.insert(&agent, &message, &id, now);
+            }
+            self.seen_rowid = rowid;
+        }
+        crate::metrics::get().ledger_refreshes.inc();
+        Ok(())
     }
 }
 
@@ -286,6 +325,8 @@ struct Writer {
     db: Db,
     state: State,
     shared: Shared,
+    /// The chain's head as this writer left it: another head means another writer wrote.
+    head_seq: i64,
 }
 
 /// Start the ledger task. Its handle is dropped when every `Ledger` clone is gone.
@@ -295,10 +336,26 @@ pub async fn start(
     shared: Shared,
     settings: Settings,
 ) -> Result<(Ledger, tokio::task::JoinHandle<()>), String> {
+    // The head first: a write landing while the state loads makes the first batch refresh.
+    let head_seq = {
+        let mut conn = db.acquire().await.map_err(|e| format!("database: {e}"))?;
+        audit::head(&mut conn)
+            .await
+            .map_err(|e| format!("reading the audit head: {e}"))?
+            .seq
+    };
     let state = State::load(&db, policy, settings).await?;
     *shared.board.write().unwrap_or_else(|p| p.into_inner()) = state.break_glass.list();
     let (tx, rx) = mpsc::channel(QUEUE);
-    let task = tokio::spawn(Writer { db, state, shared }.run(rx));
+    let task = tokio::spawn(
+        Writer {
+            db,
+            state,
+            shared,
+            head_seq,
+        }
+        .run(rx),
+    );
     Ok((Ledger { tx }, task))
 }
 
@@ -316,12 +373,15 @@ impl Writer {
         let (started, size) = (std::time::Instant::now(), batch.len());
         let outcome = self.apply_batch(batch, &mut fx).await;
         let committed = match outcome {
-            Ok(tx) => tx.commit().await.map_err(|e| e.to_string()),
+            Ok((tx, head_seq)) => tx.commit().await.map(|()| head_seq).map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
         };
         let metrics = crate::metrics::get();
         metrics.batch_size.observe(size as f64);
         metrics.commit_seconds.observe(started.elapsed().as_secs_f64());
+        if let Ok(head_seq) = committed {
+            self.head_seq = head_seq;
+        }
         if let Err(e) = committed {
             tracing::error!(error = %e, "ledger batch failed; nothing in it was stored");
             // The in-memory state may hold changes of the lost batch: reload it.
@@ -376,9 +436,12 @@ impl Writer {
         &mut self,
         batch: Vec<Command>,
         fx: &mut Effects,
-    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+    ) -> Result<(sqlx::Transaction<'static, sqlx::Any>, i64), sqlx::Error> {
         let mut conn = store::begin_write(&self.db).await?;
         let mut head = audit::head(&mut conn).await?;
+        if head.seq != self.head_seq {
+            self.state.refresh(&mut conn, fx).await?;
+        }
         let mut tx = Tx {
             conn: &mut conn,
             head: &mut head,
@@ -386,6 +449,7 @@ impl Writer {
             fx,
         };
         let mut group = Vec::new();
+        let ingests = batch.iter().any(|c| matches!(c, Command::Ingest(..)));
         for cmd in batch {
             let cmd = match cmd {
                 Command::Ingest(job, reply) => {
@@ -406,7 +470,14 @@ impl Writer {
         if !group.is_empty() {
             ingest_group(&mut tx, group).await?;
         }
-        Ok(conn)
+        if ingests {
+            // This batch's calls are known: a later refresh reads only other writers' calls.
+            tx.state.seen_rowid = calls::last_rowid(tx.conn).await?;
+        }
+        if let Some(instance) = &self.shared.cluster {
+            crate::realtime::cluster::record(&mut conn, instance, &fx.publish, &fx.wake, fx.callbacks).await?;
+        }
+        Ok((conn, head.seq))
     }
 }
 

@@ -250,8 +250,9 @@ impl Notifier {
             tokio::select! {
                 ev = sub.live.recv() => match ev {
                     Ok(e) => {
-                        // Nothing to build while no channel is configured.
-                        if self.inner.channels.read().unwrap_or_else(|p| p.into_inner()).is_empty() {
+                        // Nothing to build while no channel is configured; another
+                        // instance's events were notified there.
+                        if e.remote || self.inner.channels.read().unwrap_or_else(|p| p.into_inner()).is_empty() {
                             continue;
                         }
                         if let Some(n) = notice_for(&e.event, &base) {

@@ -12,6 +12,8 @@ use tokio::sync::{broadcast, watch};
 pub struct Event {
     pub seq: u64,
     pub event: LiveEvent,
+    /// Committed by another instance (`realtime::cluster`): its own notifier told people.
+    pub remote: bool,
 }
 
 struct Inner {
@@ -54,8 +56,21 @@ impl Hub {
 
     /// Publish an event; returns its sequence number.
     pub fn publish(&self, event: LiveEvent) -> u64 {
+        self.send(event, false)
+    }
+
+    /// Publish what another instance committed (for its pages here; not notified again).
+    pub fn publish_remote(&self, event: LiveEvent) -> u64 {
+        self.send(event, true)
+    }
+
+    fn send(&self, event: LiveEvent, remote: bool) -> u64 {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let ev = Arc::new(Event { seq: g.next_seq, event });
+        let ev = Arc::new(Event {
+            seq: g.next_seq,
+            event,
+            remote,
+        });
         g.next_seq += 1;
         if g.backlog.len() == self.capacity {
             g.backlog.pop_front();

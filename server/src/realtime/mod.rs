@@ -1,5 +1,6 @@
 //! Real-time updates: the in-process event hub and its SSE endpoint.
 
+pub mod cluster;
 pub mod hub;
 pub mod sse;
 pub mod waiters;

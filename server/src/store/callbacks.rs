@@ -25,6 +25,21 @@ pub async fn due(db: &Db, now: i64, limit: i64) -> Result<Vec<(String, String, i
     .await
 }
 
+/// Take a due delivery for this instance until `until_ms` (several instances on one
+/// PostgreSQL database see the same due rows: only the one whose update lands sends it).
+/// False when another instance took it first.
+pub async fn claim(db: &Db, id: &str, now: i64, until_ms: i64) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
+        "UPDATE callbacks SET next_at_ms = $1 WHERE call_id = $2 AND state = 'queued' AND next_at_ms <= $3",
+    )
+    .bind(until_ms)
+    .bind(id)
+    .bind(now)
+    .execute(db)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
 /// The earliest time a queued callback is due.
 pub async fn next_at(db: &Db) -> Result<Option<i64>, sqlx::Error> {
     sqlx::query_scalar("SELECT min(next_at_ms) FROM callbacks WHERE state = 'queued'")

@@ -256,6 +256,27 @@ pub async fn recent_messages(
     }
 }
 
+/// (rowid, agent, webhook-id, call id, created_at_ms) of the calls stored after `rowid`,
+/// oldest first: what another writer stored since this one last looked.
+pub async fn messages_after(
+    conn: &mut AnyConnection,
+    rowid: i64,
+) -> Result<Vec<(i64, String, String, String, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT rowid, agent_id, message_id, id, created_at_ms FROM tool_calls WHERE rowid > $1 ORDER BY rowid",
+    )
+    .bind(rowid)
+    .fetch_all(conn)
+    .await
+}
+
+/// The newest call's rowid (0 when there is none).
+pub async fn last_rowid(conn: &mut AnyConnection) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT coalesce(max(rowid), 0) FROM tool_calls")
+        .fetch_one(conn)
+        .await
+}
+
 pub async fn get(db: &Db, id: &str) -> Result<Option<CallRow>, sqlx::Error> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM tool_calls WHERE id = $1"))
         .bind(id)

@@ -129,12 +129,15 @@ pub async fn get_grant_in(conn: &mut AnyConnection, id: &str) -> Result<Option<G
 }
 
 /// Grants neither revoked nor expired at `now`, newest first.
-pub async fn active_grants(db: &Db, now: i64) -> Result<Vec<GrantRow>, sqlx::Error> {
+pub async fn active_grants<'c>(
+    on: impl sqlx::Executor<'c, Database = sqlx::Any>,
+    now: i64,
+) -> Result<Vec<GrantRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {GRANT_COLUMNS} FROM grants WHERE revoked_at_ms IS NULL AND expires_at_ms > $1 ORDER BY created_at_ms DESC"
     ))
     .bind(now)
-    .fetch_all(db)
+    .fetch_all(on)
     .await
 }
 

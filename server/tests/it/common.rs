@@ -152,6 +152,10 @@ pub async fn spawn_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     let mut config = test_config(dir.path());
     adjust(&mut config);
     let postgres = on_postgres(&mut config, dir.path()).await;
+    start(config, dir, postgres).await
+}
+
+async fn start(config: Config, dir: tempfile::TempDir, postgres: Option<Scratch>) -> TestApp {
     // `AIRLOCK_TEST_LOG=warn` (or any filter) shows the servers' logs with a test's output.
     if let Ok(filter) = std::env::var("AIRLOCK_TEST_LOG") {
         let _ = tracing_subscriber::fmt()
@@ -198,6 +202,16 @@ pub async fn on_postgres(config: &mut Config, dir: &std::path::Path) -> Option<S
     let (scratch, pg) = Scratch::ensure(&admin, &dir.join(file)).await;
     config.database_url = SecretString::from(pg);
     Some(scratch)
+}
+
+/// Another instance on `app`'s database (PostgreSQL), with the same server key and a
+/// directory (search index, site) of its own.
+pub async fn spawn_beside(app: &TestApp) -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config(dir.path());
+    config.database_url = SecretString::from(app.database_url.clone());
+    std::fs::copy(&app.key_file, &config.key_file).unwrap();
+    start(config, dir, None).await
 }
 
 pub async fn spawn_app() -> TestApp {

@@ -1,7 +1,8 @@
 //! Durability: kill -9 the real binary under load; every acknowledged call must be there
-//! after a restart, and the audit chain must verify.
+//! after a restart, and the audit chain must verify. On PostgreSQL (`AIRLOCK_TEST_POSTGRES`)
+//! two instances share the load and one of them is killed while the other goes on.
 
-use crate::common::free_port;
+use crate::common::{free_port, postgres, Scratch};
 use serde_json::{json, Value};
 use server::agents::SigningSecret;
 use std::path::Path;
@@ -13,10 +14,21 @@ fn workspace() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-fn airlock(dir: &Path, port: u16) -> Command {
+/// The test's database: a SQLite file in `dir`, or a PostgreSQL database of its own.
+async fn database(dir: &Path) -> (String, Option<Scratch>) {
+    match postgres() {
+        Some(admin) => {
+            let (scratch, url) = Scratch::ensure(&admin, &dir.join("crash")).await;
+            (url, Some(scratch))
+        }
+        None => (format!("sqlite://{}/crash.db", dir.display()), None),
+    }
+}
+
+fn airlock(dir: &Path, url: &str, port: u16) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_airlock"));
     c.current_dir(dir)
-        .env("AIRLOCK_DATABASE_URL", format!("sqlite://{}/crash.db", dir.display()))
+        .env("AIRLOCK_DATABASE_URL", url)
         .env("AIRLOCK_KEY_FILE", dir.join("crash.key"))
         .env("AIRLOCK_POLICY_FILE", workspace().join("policies/demo.toml"))
         .env("AIRLOCK_SITE_ROOT", dir.join("site"))
@@ -31,8 +43,8 @@ fn airlock(dir: &Path, port: u16) -> Command {
 
 // The ready child is returned to the caller, which kills and waits for it.
 #[allow(clippy::zombie_processes)]
-async fn start(dir: &Path, port: u16) -> Child {
-    let mut child = airlock(dir, port).arg("serve").spawn().unwrap();
+async fn start(dir: &Path, url: &str, port: u16) -> Child {
+    let mut child = airlock(dir, url, port).arg("serve").spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let http = reqwest::Client::new();
     loop {
@@ -70,7 +82,8 @@ async fn propose(http: &reqwest::Client, port: u16, secret: &SigningSecret, n: u
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_acknowledged_call_survives_kill_9_and_the_chain_verifies() {
     let dir = tempfile::tempdir().unwrap();
-    let out = airlock(dir.path(), 0)
+    let (url, _scratch) = database(dir.path()).await;
+    let out = airlock(dir.path(), &url, 0)
         .args(["agent", "add", "crash"])
         .stdout(Stdio::piped())
         .output()
@@ -80,16 +93,26 @@ async fn every_acknowledged_call_survives_kill_9_and_the_chain_verifies() {
     let secret = SigningSecret::parse(stdout.lines().last().unwrap()).unwrap();
 
     let port = free_port();
-    let mut child = start(dir.path(), port).await;
+    let mut child = start(dir.path(), &url, port).await;
+    // On PostgreSQL a second instance takes every other request and outlives the first.
+    let other = match postgres() {
+        Some(_) => {
+            let port = free_port();
+            Some((start(dir.path(), &url, port).await, port))
+        }
+        None => None,
+    };
+    let ports: Vec<u16> = std::iter::once(port).chain(other.as_ref().map(|o| o.1)).collect();
     let acked: Arc<Mutex<Vec<String>>> = Arc::default();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut tasks = Vec::new();
     for worker in 0..16u64 {
-        let (acked, stop, secret) = (acked.clone(), stop.clone(), secret.clone());
+        let (acked, stop, secret, ports) = (acked.clone(), stop.clone(), secret.clone(), ports.clone());
         tasks.push(tokio::spawn(async move {
             let http = reqwest::Client::new();
             let mut n = worker;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let port = ports[(n / 16) as usize % ports.len()];
                 if let Some(id) = propose(&http, port, &secret, n).await {
                     acked.lock().unwrap().push(id);
                 }
@@ -105,17 +128,28 @@ async fn every_acknowledged_call_survives_kill_9_and_the_chain_verifies() {
     }
     child.kill().unwrap(); // SIGKILL: no shutdown, no flush
     child.wait().unwrap();
+    if other.is_some() {
+        // The other instance goes on serving the load meanwhile.
+        let at = acked.lock().unwrap().len();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while acked.lock().unwrap().len() < at + 200 {
+            assert!(Instant::now() < deadline, "the other instance stopped serving");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for t in tasks {
         t.await.unwrap();
     }
     let acked = acked.lock().unwrap().clone();
 
+    if let Some((mut other, _)) = other {
+        other.kill().unwrap();
+        other.wait().unwrap();
+    }
     let port = free_port();
-    let mut child = start(dir.path(), port).await;
-    let db = server::store::connect(&format!("sqlite://{}/crash.db", dir.path().display()).into())
-        .await
-        .unwrap();
+    let mut child = start(dir.path(), &url, port).await;
+    let db = server::store::connect(&url.clone().into()).await.unwrap();
     let stored: std::collections::HashSet<String> = sqlx::query_scalar("SELECT id FROM tool_calls")
         .fetch_all(&db)
         .await
@@ -139,7 +173,7 @@ async fn every_acknowledged_call_survives_kill_9_and_the_chain_verifies() {
     child.kill().unwrap();
     child.wait().unwrap();
 
-    let verify = airlock(dir.path(), 0)
+    let verify = airlock(dir.path(), &url, 0)
         .args(["audit", "verify"])
         .stdout(Stdio::piped())
         .output()
@@ -147,4 +181,6 @@ async fn every_acknowledged_call_survives_kill_9_and_the_chain_verifies() {
     let text = String::from_utf8_lossy(&verify.stdout);
     assert!(verify.status.success(), "{text}");
     assert!(text.contains("audit chain verified"), "{text}");
+    // The directory first: a PostgreSQL database is dropped once its directory is gone.
+    drop(dir);
 }

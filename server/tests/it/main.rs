@@ -7,6 +7,7 @@ mod agent_api;
 mod agents_admin;
 mod audit;
 mod cli;
+mod cluster;
 mod crash;
 mod first_hour;
 mod foundation;

@@ -1,0 +1,148 @@
+//! Several instances on one PostgreSQL database behave as one. These run when the suite
+//! runs on PostgreSQL (`AIRLOCK_TEST_POSTGRES`); on SQLite they say so and pass.
+
+use crate::common::*;
+use app::api::Role;
+use futures::StreamExt;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn on_postgres() -> bool {
+    let yes = postgres().is_some();
+    if !yes {
+        eprintln!("skipped: several instances need PostgreSQL (set AIRLOCK_TEST_POSTGRES)");
+    }
+    yes
+}
+
+fn write(session: &str, path: &str) -> Value {
+    json!({"session_id": session, "tool": "write_file", "arguments": {"path": path, "content": "# Report"}})
+}
+
+/// Reads a live stream until `want` holds for what arrived, or 10 s pass.
+async fn read_until(
+    body: &mut (impl futures::Stream<Item = reqwest::Result<axum::body::Bytes>> + Unpin),
+    want: impl Fn(&str) -> bool,
+) -> String {
+    let mut seen = String::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(Ok(chunk)) = body.next().await {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if want(&seen) {
+                return;
+            }
+        }
+    })
+    .await;
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_sent_to_one_instance_is_seen_decided_and_answered_through_the_other() {
+    if !on_postgres() {
+        return;
+    }
+    let a = spawn_app().await;
+    let b = spawn_beside(&a).await;
+    let agent = a.agent("bot").await;
+    let rita = reviewer(&b, "rita", Role::Reviewer).await;
+    let r = rita
+        .c
+        .get(b.url("/api/events"))
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let mut live = Box::pin(r.bytes_stream());
+
+    // Proposed on A, held: B's reviewer sees it arrive.
+    let id = held(&agent, write("s", "out/a.md")).await;
+    let seen = read_until(&mut live, |t| t.contains("event: call_pending") && t.contains(&id)).await;
+    assert!(
+        seen.contains(&id),
+        "B's live stream did not show the call held on A: {seen}"
+    );
+    let queue = rita.get(&b, "/api/queue").await;
+    assert!(queue.to_string().contains(&id), "{queue}");
+
+    // The agent waits on A; the decision is made on B and wakes it.
+    let poll = agent.poll_later(&id, 20);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let out = rita.decide(&b, &id, &[("verdict", "approve")]).await;
+    assert_eq!(out["status"], "approved", "{out}");
+    let (s, v) = tokio::time::timeout(Duration::from_secs(10), poll)
+        .await
+        .expect("the long-poll on A was woken by the decision on B")
+        .unwrap();
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["status"], "approved", "{v}");
+    let seen = read_until(&mut live, |t| t.contains("event: call_decided")).await;
+    assert!(seen.contains("call_decided"), "{seen}");
+
+    // A second decision on A for the same call loses.
+    let alex = reviewer(&a, "alex", Role::Reviewer).await;
+    let late = alex.decide(&a, &id, &[("verdict", "reject"), ("text", "no")]).await;
+    assert_eq!(late["ok"], false, "{late}");
+    assert_eq!(late["message"], "Already approved by rita.");
+
+    let chain = server::audit::verify(&a.db).await.unwrap();
+    assert_eq!(chain.problem, None);
+    drop(b);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_writing_at_once_keep_one_chain_one_call_per_webhook_id_and_exact_budgets() {
+    if !on_postgres() {
+        return;
+    }
+    let a = spawn_app().await;
+    let b = spawn_beside(&a).await;
+    let on_a = a.agent("bot").await;
+    let mut on_b = on_a.clone();
+    on_b.base = format!("http://{}", b.addr);
+
+    // The same proposal (same webhook-id) sent to both at once is one call.
+    for i in 0..5 {
+        let msg = format!("msg_same_{i}");
+        let body = json!({"session_id": "s", "tool": "web_search", "arguments": {"query": format!("q{i}")}});
+        let (x, y) = tokio::join!(on_a.propose_as(&msg, body.clone()), on_b.propose_as(&msg, body));
+        assert_eq!(x.0, StatusCode::OK, "{}", x.1);
+        assert_eq!(y.0, StatusCode::OK, "{}", y.1);
+        assert_eq!(x.1["id"], y.1["id"], "one webhook-id, one call");
+    }
+
+    // A rate budget of 30 per session and minute (web_fetch), spent from both at once:
+    // exactly 30 are allowed.
+    let mut sends = Vec::new();
+    for i in 0..40 {
+        let agent = if i % 2 == 0 { on_a.clone() } else { on_b.clone() };
+        sends.push(tokio::spawn(async move {
+            agent
+                .propose(json!({"session_id": "budget", "tool": "web_fetch",
+                    "arguments": {"url": format!("https://93.184.215.14/{i}")}}))
+                .await
+        }));
+    }
+    let mut allowed = 0;
+    for s in sends {
+        let (status, v) = s.await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{v}");
+        if v["status"] == "allowed" {
+            allowed += 1;
+        } else {
+            assert_eq!(v["blocked_by"], "budget", "{v}");
+        }
+    }
+    assert_eq!(allowed, 30, "the budget is shared and exact");
+
+    let calls: i64 = sqlx::query_scalar("SELECT count(*) FROM tool_calls")
+        .fetch_one(&a.db)
+        .await
+        .unwrap();
+    assert_eq!(calls, 45);
+    let chain = server::audit::verify(&a.db).await.unwrap();
+    assert_eq!(chain.problem, None, "one valid chain");
+    drop(b);
+}
