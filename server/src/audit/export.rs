@@ -136,7 +136,10 @@ async fn fetch(index: &SearchIndex, plan: &Plan) -> Result<Option<Chunk>, sqlx::
             .fetch_all(index.chain())
             .await?
     } else {
-        let mut q = crate::store::Sql::new("SELECT seq, data, hash FROM audit_events WHERE seq IN (");
+        let mut q = crate::store::Sql::new(
+            crate::store::Backend::of(index.chain()),
+            "SELECT seq, data, hash FROM audit_events WHERE seq IN (",
+        );
         q.list(rows.iter().map(|r| r.0)).push(")");
         q.fetch_all(index.chain()).await?
     };

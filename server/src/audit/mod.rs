@@ -227,6 +227,7 @@ pub async fn insert_many(conn: &mut AnyConnection, events: &[Chained<'_>]) -> Re
         return Ok(());
     }
     let mut q = crate::store::Sql::new(
+        crate::store::Backend::of_conn(conn),
         "INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, hash) VALUES ",
     );
     q.rows(events, |b, e| {

@@ -48,6 +48,7 @@ pub async fn build(
     let mut rows: Vec<Row> = Vec::with_capacity(seqs.len());
     for chunk in seqs.chunks(1000) {
         let mut q = crate::store::Sql::new(
+            crate::store::Backend::of(index.chain()),
             "SELECT seq, at_ms, kind, actor, call_id, session_id, data FROM audit_events WHERE seq IN (",
         );
         q.list(chunk.iter().copied()).push(") ORDER BY seq DESC");

@@ -150,6 +150,7 @@ pub async fn insert_many(conn: &mut AnyConnection, calls: &[NewCall<'_>]) -> Res
         return Ok(());
     }
     let mut q = super::Sql::new(
+        super::Backend::of_conn(conn),
         "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
            arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
            blocked_by, rule, reason, risk, approvers_required, policy_id, details,
@@ -213,9 +214,10 @@ pub async fn with_messages(conn: &mut AnyConnection, ids: &[String]) -> Result<V
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = super::Sql::new(format!(
-        "SELECT message_id, body_sha256, {COLUMNS} FROM tool_calls WHERE id IN ("
-    ));
+    let mut q = super::Sql::new(
+        super::Backend::of_conn(conn),
+        format!("SELECT message_id, body_sha256, {COLUMNS} FROM tool_calls WHERE id IN ("),
+    );
     q.list(ids.iter().map(String::as_str)).push(")");
     q.fetch_all(conn).await
 }

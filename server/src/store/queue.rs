@@ -117,7 +117,10 @@ pub async fn escalated_of(
     if ids.is_empty() {
         return Ok(Default::default());
     }
-    let mut q = super::Sql::new("SELECT call_id FROM escalations WHERE call_id IN (");
+    let mut q = super::Sql::new(
+        super::Backend::of_conn(conn),
+        "SELECT call_id FROM escalations WHERE call_id IN (",
+    );
     q.list(ids.iter().map(String::as_str)).push(")");
     let rows: Vec<(String,)> = q.fetch_all(conn).await?;
     Ok(rows.into_iter().map(|(id,)| id).collect())

@@ -55,7 +55,10 @@ pub async fn approvals_of(db: &Db, call_ids: &[String]) -> Result<Vec<(String, S
     if call_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = super::Sql::new("SELECT call_id, reviewer FROM call_approvals WHERE call_id IN (");
+    let mut q = super::Sql::new(
+        super::Backend::of(db),
+        "SELECT call_id, reviewer FROM call_approvals WHERE call_id IN (",
+    );
     q.list(call_ids.iter().map(String::as_str))
         .push(") ORDER BY at_ms, reviewer");
     q.fetch_all(db).await

@@ -1,6 +1,7 @@
-//! Statements assembled at run time (multi-row inserts, `IN` lists, search filters) with
-//! `$n` placeholders, which both databases read; sqlx's `QueryBuilder` writes `?` for the
-//! Any driver, which PostgreSQL refuses.
+//! Statements assembled at run time (multi-row inserts, `IN` lists) with each database's
+//! placeholders: `$n` for PostgreSQL (sqlx's `QueryBuilder` writes `?` for the Any driver,
+//! which PostgreSQL refuses), plain `?` for SQLite (its named parameters are looked up by a
+//! linear scan per value: a 10,000-value insert would spend most of its time there).
 
 use sqlx::any::{AnyArguments, AnyQueryResult, AnyRow};
 use sqlx::{Any, Arguments, Encode, Executor, FromRow, Type};
@@ -10,15 +11,17 @@ pub struct Sql<'a> {
     text: String,
     args: AnyArguments<'a>,
     count: usize,
+    numbered: bool,
     failed: Option<sqlx::error::BoxDynError>,
 }
 
 impl<'a> Sql<'a> {
-    pub fn new(text: impl Into<String>) -> Sql<'a> {
+    pub fn new(backend: super::Backend, text: impl Into<String>) -> Sql<'a> {
         Sql {
             text: text.into(),
             args: AnyArguments::default(),
             count: 0,
+            numbered: backend == super::Backend::Postgres,
             failed: None,
         }
     }
@@ -31,7 +34,11 @@ impl<'a> Sql<'a> {
     /// A placeholder for `value`.
     pub fn bind<T: 'a + Encode<'a, Any> + Type<Any>>(&mut self, value: T) -> &mut Self {
         self.count += 1;
-        let _ = write!(self.text, "${}", self.count);
+        if self.numbered {
+            let _ = write!(self.text, "${}", self.count);
+        } else {
+            self.text.push('?');
+        }
         if let Err(e) = self.args.add(value) {
             self.failed.get_or_insert(e);
         }
@@ -110,15 +117,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn placeholders_are_numbered_across_lists_and_rows() {
-        let mut q = Sql::new("INSERT INTO t (a, b) VALUES ");
-        q.rows([(1i64, "x"), (2, "y")], |r, (a, b)| {
-            r.bind(a).bind(b);
-        });
-        q.push(" WHERE c IN (").list([7i64, 8]).push(")");
-        assert_eq!(
-            q.text(),
-            "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4) WHERE c IN ($5, $6)"
-        );
+    fn placeholders_are_numbered_across_lists_and_rows_on_postgresql_and_plain_on_sqlite() {
+        for (backend, want) in [
+            (
+                crate::store::Backend::Postgres,
+                "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4) WHERE c IN ($5, $6)",
+            ),
+            (
+                crate::store::Backend::Sqlite,
+                "INSERT INTO t (a, b) VALUES (?, ?), (?, ?) WHERE c IN (?, ?)",
+            ),
+        ] {
+            let mut q = Sql::new(backend, "INSERT INTO t (a, b) VALUES ");
+            q.rows([(1i64, "x"), (2, "y")], |r, (a, b)| {
+                r.bind(a).bind(b);
+            });
+            q.push(" WHERE c IN (").list([7i64, 8]).push(")");
+            assert_eq!(q.text(), want);
+        }
     }
 }
