@@ -86,4 +86,9 @@ wrk_run "$WORK/b.txt" "$B" 32 "$WORK/b.tsv"
 wait "$W"
 report "two instances, wrk -c32 each" $(( $(stored) - b )) $(( $(cpu_ticks "$PID_A") + $(cpu_ticks "$PID_B") - ca )) \
   $(( $(postgres_ticks) - cp )) "$WORK/a.txt" "$WORK/b.txt"
+for port in "$A" "$B"; do # how the batches went: commands per commit, batches that read back another's writes
+  curl -fsS "http://127.0.0.1:$port/metrics" | awk -v p="$port" '
+    /^airlock_ledger_batch_size_sum/ {s=$2} /^airlock_ledger_batch_size_count/ {c=$2} /^airlock_ledger_refreshes_total/ {r=$2}
+    END {printf "instance :%s: %d batches, %.1f commands per batch, %d read back another instance'"'"'s writes\n", p, c, (c ? s / c : 0), r}' >&2
+done
 echo "# database after: $(stored) calls" >&2

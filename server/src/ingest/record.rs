@@ -238,7 +238,7 @@ pub async fn ingest(
         .map(|(_, p)| audit::chain(tx.head, p.row.created_at_ms, &p.event))
         .collect();
     audit::insert_many(tx.conn, &events).await?;
-    UsageState::persist(tx.conn, &deltas).await?;
+    UsageState::persist(tx.conn, &deltas, tx.head.seq + 1).await?;
     Ok(answers)
 }
 

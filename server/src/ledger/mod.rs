@@ -116,6 +116,8 @@ pub struct Effects {
     decisions: Vec<(&'static str, Option<&'static str>, &'static str)>,
     /// A policy to put in force: (policy, its version's row, the change's row).
     policy: Option<(Arc<Policy>, i64, i64)>,
+    /// Commands in the batch.
+    commands: usize,
 }
 
 /// Rules the ledger enforces beyond the policy.
@@ -236,10 +238,13 @@ impl State {
     /// write) appended to the chain since this writer's last batch: read back what it may
     /// have changed, inside this batch's transaction and before deciding anything in it.
     /// The policy stays: changes to it are followed by `policies` and adopted in order.
-    async fn refresh(&mut self, conn: &mut AnyConnection, fx: &mut Effects) -> Result<(), sqlx::Error> {
+    async fn refresh(&mut self, conn: &mut AnyConnection, known: i64, fx: &mut Effects) -> Result<(), sqlx::Error> {
         let now = store::now_ms();
-        self.usage = UsageState::load(conn).await?;
-        self.pending = calls::pending_per_agent(conn).await?;
+        self.usage.changed_since(conn, known).await?;
+        // Counted only when capped: then there are at most the cap's worth per agent.
+        if self.settings.max_pending_per_agent > 0 {
+            self.pending = calls::pending_per_agent(conn).await?;
+        }
         self.grants = GrantState::from_rows(reviews::active_grants(&mut *conn, now).await?);
         self.overrides_awaiting = oncall::overrides::awaiting(conn).await?;
         let board = Board::load(conn).await?;
@@ -363,15 +368,16 @@ impl Writer {
     async fn run(mut self, mut rx: mpsc::Receiver<Command>) {
         let mut batch = Vec::with_capacity(MAX_BATCH);
         while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-            self.commit_batch(std::mem::take(&mut batch)).await;
+            self.commit_batch(std::mem::take(&mut batch), &mut rx).await;
         }
         tracing::debug!("ledger stopped");
     }
 
-    async fn commit_batch(&mut self, batch: Vec<Command>) {
+    async fn commit_batch(&mut self, batch: Vec<Command>, rx: &mut mpsc::Receiver<Command>) {
         let mut fx = Effects::default();
-        let (started, size) = (std::time::Instant::now(), batch.len());
-        let outcome = self.apply_batch(batch, &mut fx).await;
+        let started = std::time::Instant::now();
+        let outcome = self.apply_batch(batch, rx, &mut fx).await;
+        let size = fx.commands;
         let committed = match outcome {
             Ok((tx, head_seq)) => tx.commit().await.map(|()| head_seq).map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
@@ -434,13 +440,22 @@ impl Writer {
     /// round trips to SQLite per call for a case that only a failing disk produces.
     async fn apply_batch(
         &mut self,
-        batch: Vec<Command>,
+        mut batch: Vec<Command>,
+        rx: &mut mpsc::Receiver<Command>,
         fx: &mut Effects,
     ) -> Result<(sqlx::Transaction<'static, sqlx::Any>, i64), sqlx::Error> {
         let mut conn = store::begin_write(&self.db).await?;
+        // What arrived while waiting for the lock (another instance held it) joins this batch.
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(cmd) => batch.push(cmd),
+                Err(_) => break,
+            }
+        }
+        fx.commands = batch.len();
         let mut head = audit::head(&mut conn).await?;
         if head.seq != self.head_seq {
-            self.state.refresh(&mut conn, fx).await?;
+            self.state.refresh(&mut conn, self.head_seq, fx).await?;
         }
         let mut tx = Tx {
             conn: &mut conn,

@@ -283,7 +283,7 @@ async fn modification(
         };
         return Ok(Err(ReviewError::Refused { layer, reason }));
     }
-    UsageState::persist(tx.conn, &decision.usage).await?;
+    UsageState::persist(tx.conn, &decision.usage, tx.head.seq + 1).await?;
     tx.state.usage.apply(&decision.usage);
     details.modified(&decision, charges);
     Ok(Ok(Modification {

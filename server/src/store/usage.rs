@@ -1,5 +1,7 @@
-//! Budget and rate-limit state. The ledger keeps it in memory (it is the only writer)
-//! and writes every change through in the same transaction as the decision.
+//! Budget and rate-limit state. The ledger keeps it in memory (it is the only writer at a
+//! time) and writes every change through in the same transaction as the decision, marked
+//! with the audit chain's position, so that a writer that finds the chain moved reads
+//! back only the rows another one changed (`changed_since`).
 
 use policy::{UsageChange, UsageDelta};
 use sqlx::AnyConnection;
@@ -19,29 +21,33 @@ pub struct UsageState {
 
 impl UsageState {
     pub async fn load(conn: &mut AnyConnection) -> Result<UsageState, sqlx::Error> {
-        let rows: Vec<(String, String, i64, f64, Option<i64>)> =
-            sqlx::query_as("SELECT budget, scope, count, amount, tat_ms FROM budget_usage")
-                .fetch_all(conn)
-                .await?;
-        let entries = rows
-            .into_iter()
-            .map(|(b, s, count, amount, tat_ms)| {
-                (
-                    (b, s),
-                    Entry {
-                        count: count.max(0) as u64,
-                        amount,
-                        tat_ms,
-                    },
-                )
-            })
-            .collect();
-        Ok(UsageState { entries })
+        let mut state = UsageState::default();
+        state.changed_since(conn, -1).await?;
+        Ok(state)
     }
 
-    /// Write the deltas to the database (inside the caller's transaction).
+    /// Read back the rows written after chain position `seq` (by another writer).
+    pub async fn changed_since(&mut self, conn: &mut AnyConnection, seq: i64) -> Result<(), sqlx::Error> {
+        let rows: Vec<(String, String, i64, f64, Option<i64>)> =
+            sqlx::query_as("SELECT budget, scope, count, amount, tat_ms FROM budget_usage WHERE seq > $1")
+                .bind(seq)
+                .fetch_all(conn)
+                .await?;
+        for (b, s, count, amount, tat_ms) in rows {
+            let entry = Entry {
+                count: count.max(0) as u64,
+                amount,
+                tat_ms,
+            };
+            self.entries.insert((b, s), entry);
+        }
+        Ok(())
+    }
+
+    /// Write the deltas to the database (inside the caller's transaction), marked with
+    /// `seq`: the chain position after the writing batch's start (its head + 1).
     /// Deltas of one key are summed first: one statement per budget key, not per call.
-    pub async fn persist(conn: &mut AnyConnection, deltas: &[UsageDelta]) -> Result<(), sqlx::Error> {
+    pub async fn persist(conn: &mut AnyConnection, deltas: &[UsageDelta], seq: i64) -> Result<(), sqlx::Error> {
         let mut sums: HashMap<(&str, &str), (i64, f64, Option<i64>)> = HashMap::new();
         for d in deltas {
             let e = sums
@@ -56,17 +62,19 @@ impl UsageState {
         }
         for ((budget, scope), (count, amount, tat)) in sums {
             sqlx::query(
-                "INSERT INTO budget_usage (budget, scope, count, amount, tat_ms) VALUES ($1, $2, CASE WHEN $3 < 0 THEN 0 ELSE $3 END, $4, $5)
+                "INSERT INTO budget_usage (budget, scope, count, amount, tat_ms, seq)
+                 VALUES ($1, $2, CASE WHEN $3 < 0 THEN 0 ELSE $3 END, $4, $5, $6)
                  ON CONFLICT (budget, scope) DO UPDATE SET count = CASE WHEN budget_usage.count + excluded.count < 0 THEN 0
                    ELSE budget_usage.count + excluded.count END,
                    amount = budget_usage.amount + excluded.amount,
-                   tat_ms = coalesce(excluded.tat_ms, budget_usage.tat_ms)",
+                   tat_ms = coalesce(excluded.tat_ms, budget_usage.tat_ms), seq = excluded.seq",
             )
             .bind(budget)
             .bind(scope)
             .bind(count)
             .bind(amount)
             .bind(tat)
+            .bind(seq)
             .execute(&mut *conn)
             .await?;
         }
