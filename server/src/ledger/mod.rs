@@ -253,11 +253,18 @@ impl State {
         }
         self.break_glass = board;
         let since = now - 2 * recent::GENERATION_MS;
-        for (rowid, agent, message, id, at) in calls::messages_after(conn, self.seen_rowid).await? {
-            if at >= since {
-                self.recent.insert(&agent, &message, &id, now);
+        loop {
+            let rows = calls::messages_after(conn, self.seen_rowid, 5000).await?;
+            let more = rows.len() == 5000;
+            for (rowid, agent, message, id, at) in rows {
+                if at >= since {
+                    self.recent.insert(&agent, &message, &id, now);
+                }
+                self.seen_rowid = rowid;
             }
-            self.seen_rowid = rowid;
+            if !more {
+                break;
+            }
         }
         crate::metrics::get().ledger_refreshes.inc();
         Ok(())

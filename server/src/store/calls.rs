@@ -259,15 +259,19 @@ pub async fn recent_messages(
 }
 
 /// (rowid, agent, webhook-id, call id, created_at_ms) of the calls stored after `rowid`,
-/// oldest first: what another writer stored since this one last looked.
+/// oldest first, at most `limit`: what another writer stored since this one last looked.
+/// (The limit also keeps PostgreSQL's plan for a prepared `rowid > $1` on the index.)
 pub async fn messages_after(
     conn: &mut AnyConnection,
     rowid: i64,
+    limit: i64,
 ) -> Result<Vec<(i64, String, String, String, i64)>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT rowid, agent_id, message_id, id, created_at_ms FROM tool_calls WHERE rowid > $1 ORDER BY rowid",
+        "SELECT rowid, agent_id, message_id, id, created_at_ms FROM tool_calls WHERE rowid > $1
+         ORDER BY rowid LIMIT $2",
     )
     .bind(rowid)
+    .bind(limit)
     .fetch_all(conn)
     .await
 }

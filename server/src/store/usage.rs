@@ -14,6 +14,9 @@ struct Entry {
     tat_ms: Option<i64>,
 }
 
+/// (budget, scope, count, amount, tat_ms) as stored.
+type Row = (String, String, i64, f64, Option<i64>);
+
 #[derive(Debug, Default)]
 pub struct UsageState {
     entries: HashMap<(String, String), Entry>,
@@ -21,18 +24,35 @@ pub struct UsageState {
 
 impl UsageState {
     pub async fn load(conn: &mut AnyConnection) -> Result<UsageState, sqlx::Error> {
+        let rows = sqlx::query_as("SELECT budget, scope, count, amount, tat_ms FROM budget_usage")
+            .fetch_all(conn)
+            .await?;
         let mut state = UsageState::default();
-        state.changed_since(conn, -1).await?;
+        state.set(rows);
         Ok(state)
     }
 
-    /// Read back the rows written after chain position `seq` (by another writer).
+    /// Read back the rows written after chain position `seq` (by another writer); all of
+    /// them when that is very many. (The limit also keeps PostgreSQL's plan for a prepared
+    /// `seq > $1` on the index.)
     pub async fn changed_since(&mut self, conn: &mut AnyConnection, seq: i64) -> Result<(), sqlx::Error> {
-        let rows: Vec<(String, String, i64, f64, Option<i64>)> =
-            sqlx::query_as("SELECT budget, scope, count, amount, tat_ms FROM budget_usage WHERE seq > $1")
-                .bind(seq)
-                .fetch_all(conn)
-                .await?;
+        const MOST: usize = 100_000;
+        let rows: Vec<Row> = sqlx::query_as(
+            "SELECT budget, scope, count, amount, tat_ms FROM budget_usage WHERE seq > $1 ORDER BY seq LIMIT $2",
+        )
+        .bind(seq)
+        .bind(MOST as i64)
+        .fetch_all(&mut *conn)
+        .await?;
+        if rows.len() == MOST {
+            *self = UsageState::load(conn).await?;
+        } else {
+            self.set(rows);
+        }
+        Ok(())
+    }
+
+    fn set(&mut self, rows: Vec<Row>) {
         for (b, s, count, amount, tat_ms) in rows {
             let entry = Entry {
                 count: count.max(0) as u64,
@@ -41,7 +61,6 @@ impl UsageState {
             };
             self.entries.insert((b, s), entry);
         }
-        Ok(())
     }
 
     /// Write the deltas to the database (inside the caller's transaction), marked with
