@@ -90,7 +90,7 @@ impl<S: Scheme> FromRequest<AppState> for SignedRequest<S> {
         let path = parts.uri.path();
         let (agent, message_id) = authenticate(state, peer, path, &parts.headers, &payload).await?;
         if S::ONE_USE {
-            once(state, peer, &agent, &message_id, path, &payload)?;
+            once(state, peer, &agent, &message_id, path, &payload).await?;
         }
         Ok(SignedRequest {
             agent,
@@ -193,7 +193,7 @@ async fn verify(state: &AppState, headers: &HeaderMap, payload: &[u8]) -> Result
 
 /// Refuse a second use of a webhook-id (see `replay`). A reused id with another payload
 /// is audited: it is a forgery attempt or a broken client.
-fn once(
+async fn once(
     state: &AppState,
     peer: SocketAddr,
     agent: &AgentId,
@@ -203,10 +203,19 @@ fn once(
 ) -> Result<(), ApiError> {
     let window_ms = 2 * signature::TOLERANCE_SECS * 1000;
     let hash: [u8; 32] = Sha256::digest(payload).into();
-    match state
-        .seen
-        .check(agent.as_str(), message_id, hash, store::now_ms(), window_ms)
-    {
+    // Several instances share PostgreSQL: the guard's memory is there, so a request
+    // replayed to another instance is refused too.
+    let seen = match store::Backend::of(&state.db) {
+        store::Backend::Postgres => {
+            store::seen::check(&state.db, agent.as_str(), message_id, &hash, store::now_ms(), window_ms)
+                .await
+                .map_err(|e| ApiError::internal(&e))?
+        }
+        store::Backend::Sqlite => state
+            .seen
+            .check(agent.as_str(), message_id, hash, store::now_ms(), window_ms),
+    };
+    match seen {
         Seen::New => Ok(()),
         Seen::Replay => Err(ApiError::Replayed),
         Seen::Mismatch => {

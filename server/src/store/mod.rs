@@ -12,6 +12,7 @@ pub mod policies;
 pub mod queue;
 pub mod review;
 pub mod sealed;
+pub mod seen;
 pub mod sessions;
 pub mod usage;
 pub mod users;

@@ -146,3 +146,48 @@ async fn two_instances_writing_at_once_keep_one_chain_one_call_per_webhook_id_an
     assert_eq!(chain.problem, None, "one valid chain");
     drop(b);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_request_replayed_to_the_other_instance_is_refused() {
+    if !on_postgres() {
+        return;
+    }
+    let a = spawn_app().await;
+    let b = spawn_beside(&a).await;
+    let agent = a.agent("bot").await;
+    let (_, v) = agent
+        .propose(json!({"session_id": "s", "tool": "web_search", "arguments": {"query": "q"}}))
+        .await;
+    let id = v["id"].as_str().unwrap().to_string();
+    let send = |base: String, path: String| {
+        let agent = agent.clone();
+        async move {
+            let payload = server::ingest::signature::bound_payload("GET", &path, b"");
+            let req = agent.http.get(format!("{base}{path}"));
+            let r = server::demo_agent::signed(req, &agent.id, &agent.secret, "msg_read_once", &payload)
+                .send()
+                .await
+                .unwrap();
+            let status = r.status();
+            (status, r.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let path = format!("/api/v1/tool-calls/{id}");
+    let (s, v) = send(format!("http://{}", a.addr), path.clone()).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    // The captured request, sent again to the other instance.
+    let (s, v) = send(format!("http://{}", b.addr), path.clone()).await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (StatusCode::CONFLICT, Some("replayed")),
+        "{v}"
+    );
+    // The same webhook-id over another request: a forgery, refused there as well.
+    let (s, v) = send(format!("http://{}", b.addr), format!("{path}?wait=1")).await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("replay_mismatch")),
+        "{v}"
+    );
+    drop(b);
+}
