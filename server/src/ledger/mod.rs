@@ -392,25 +392,25 @@ impl Writer {
         let metrics = crate::metrics::get();
         metrics.batch_size.observe(size as f64);
         metrics.commit_seconds.observe(started.elapsed().as_secs_f64());
-        if let Ok(head_seq) = committed {
-            self.head_seq = head_seq;
-        }
-        if let Err(e) = committed {
-            tracing::error!(error = %e, "ledger batch failed; nothing in it was stored");
-            // The in-memory state may hold changes of the lost batch: reload it.
-            let (policy, settings) = (self.state.policy.clone(), self.state.settings.clone());
-            match State::load(&self.db, policy, settings).await {
-                Ok(s) => {
-                    *self.shared.board.write().unwrap_or_else(|p| p.into_inner()) = s.break_glass.list();
-                    self.state = s;
+        self.head_seq = match committed {
+            Ok(head_seq) => head_seq,
+            Err(e) => {
+                tracing::error!(error = %e, "ledger batch failed; nothing in it was stored");
+                // The in-memory state may hold changes of the lost batch: reload it.
+                let (policy, settings) = (self.state.policy.clone(), self.state.settings.clone());
+                match State::load(&self.db, policy, settings).await {
+                    Ok(s) => {
+                        *self.shared.board.write().unwrap_or_else(|p| p.into_inner()) = s.break_glass.list();
+                        self.state = s;
+                    }
+                    Err(e) => tracing::error!(error = %e, "ledger state not reloaded"),
                 }
-                Err(e) => tracing::error!(error = %e, "ledger state not reloaded"),
+                for r in fx.replies {
+                    r.send(false);
+                }
+                return;
             }
-            for r in fx.replies {
-                r.send(false);
-            }
-            return;
-        }
+        };
         for (status, layer, source) in fx.decisions.drain(..) {
             metrics.decided(status, layer, source);
         }

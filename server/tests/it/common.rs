@@ -48,11 +48,12 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// The database for `dir` on the server at `admin` (created when missing).
-    pub async fn ensure(admin: &str, dir: &std::path::Path) -> (Scratch, String) {
+    /// The database standing for the SQLite file `file`, on the server at `admin`
+    /// (created when missing); dropped once the file's directory is gone.
+    pub async fn ensure(admin: &str, file: &std::path::Path) -> (Scratch, String) {
         use sqlx::Connection;
         static SWEPT: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
-        let name = scratch_name(dir);
+        let name = scratch_name(file);
         let mut conn = sqlx::PgConnection::connect(admin)
             .await
             .expect("the test PostgreSQL answers");
@@ -66,9 +67,7 @@ impl Scratch {
                 for old in names {
                     let pid = old.split('_').nth(2).unwrap_or("");
                     if !std::path::Path::new("/proc").join(pid).exists() {
-                        let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {old} WITH (FORCE)"))
-                            .execute(&mut conn)
-                            .await;
+                        drop_database(&mut conn, &old).await;
                     }
                 }
             })
@@ -90,11 +89,18 @@ impl Scratch {
             Scratch {
                 admin: admin.to_string(),
                 name,
-                dir: dir.parent().unwrap_or(dir).to_path_buf(),
+                dir: file.parent().unwrap_or(file).to_path_buf(),
             },
             url,
         )
     }
+}
+
+/// Drop a scratch database, ending its open connections (a server may still hold some).
+async fn drop_database(conn: &mut sqlx::PgConnection, name: &str) {
+    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .execute(conn)
+        .await;
 }
 
 fn scratch_name(dir: &std::path::Path) -> String {
@@ -125,9 +131,7 @@ impl Drop for Scratch {
             rt.block_on(async {
                 use sqlx::Connection;
                 if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
-                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                        .execute(&mut conn)
-                        .await;
+                    drop_database(&mut conn, &name).await;
                 }
             });
         })
@@ -151,7 +155,7 @@ pub async fn spawn_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
     let mut config = test_config(dir.path());
     adjust(&mut config);
-    let postgres = on_postgres(&mut config, dir.path()).await;
+    let postgres = on_postgres(&mut config).await;
     start(config, dir, postgres).await
 }
 
@@ -192,16 +196,23 @@ async fn start(config: Config, dir: tempfile::TempDir, postgres: Option<Scratch>
     }
 }
 
-/// With a test PostgreSQL server, a config's SQLite database becomes a PostgreSQL
-/// database of its own (named after the SQLite file's directory and name).
-pub async fn on_postgres(config: &mut Config, dir: &std::path::Path) -> Option<Scratch> {
-    use secrecy::ExposeSecret;
-    let admin = postgres()?;
-    let url = config.database_url.expose_secret().to_string();
-    let file = url.strip_prefix("sqlite://")?;
-    let (scratch, pg) = Scratch::ensure(&admin, &dir.join(file)).await;
-    config.database_url = SecretString::from(pg);
-    Some(scratch)
+/// The database a test uses for the SQLite file `url`: with a test PostgreSQL server, a
+/// PostgreSQL database of its own instead (named after the file's path).
+pub async fn database_for(url: &str) -> (String, Option<Scratch>) {
+    match (postgres(), url.strip_prefix("sqlite://")) {
+        (Some(admin), Some(file)) => {
+            let (scratch, pg) = Scratch::ensure(&admin, std::path::Path::new(file)).await;
+            (pg, Some(scratch))
+        }
+        _ => (url.to_string(), None),
+    }
+}
+
+/// A config's SQLite database, moved to PostgreSQL when the suite runs there.
+async fn on_postgres(config: &mut Config) -> Option<Scratch> {
+    let (url, scratch) = database_for(secrecy::ExposeSecret::expose_secret(&config.database_url)).await;
+    config.database_url = SecretString::from(url);
+    scratch
 }
 
 /// Another instance on `app`'s database (PostgreSQL), with the same server key and a

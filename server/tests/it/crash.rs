@@ -2,7 +2,7 @@
 //! after a restart, and the audit chain must verify. On PostgreSQL (`AIRLOCK_TEST_POSTGRES`)
 //! two instances share the load and one of them is killed while the other goes on.
 
-use crate::common::{free_port, postgres, Scratch};
+use crate::common::{database_for, free_port, postgres};
 use serde_json::{json, Value};
 use server::agents::SigningSecret;
 use std::path::Path;
@@ -12,17 +12,6 @@ use std::time::{Duration, Instant};
 
 fn workspace() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-/// The test's database: a SQLite file in `dir`, or a PostgreSQL database of its own.
-async fn database(dir: &Path) -> (String, Option<Scratch>) {
-    match postgres() {
-        Some(admin) => {
-            let (scratch, url) = Scratch::ensure(&admin, &dir.join("crash")).await;
-            (url, Some(scratch))
-        }
-        None => (format!("sqlite://{}/crash.db", dir.display()), None),
-    }
 }
 
 fn airlock(dir: &Path, url: &str, port: u16) -> Command {
@@ -82,7 +71,7 @@ async fn propose(http: &reqwest::Client, port: u16, secret: &SigningSecret, n: u
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_acknowledged_call_survives_kill_9_and_the_chain_verifies() {
     let dir = tempfile::tempdir().unwrap();
-    let (url, _scratch) = database(dir.path()).await;
+    let (url, _scratch) = database_for(&format!("sqlite://{}/crash.db", dir.path().display())).await;
     let out = airlock(dir.path(), &url, 0)
         .args(["agent", "add", "crash"])
         .stdout(Stdio::piped())
