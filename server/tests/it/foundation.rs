@@ -628,3 +628,36 @@ async fn malformed_server_function_fields_are_a_client_error() {
         assert!(body.contains("Invalid"), "{body}");
     }
 }
+
+#[tokio::test]
+async fn a_user_name_is_one_account_whatever_its_case_on_either_database() {
+    let app = spawn_app().await;
+    let _rita = app.user("rita", Role::Reviewer).await;
+    for other in ["RITA", "Rita", " rItA "] {
+        let r = server::auth::users::add(
+            &app.db,
+            "user:test",
+            other,
+            server::auth::Password::new("another long password"),
+            Role::Admin,
+        )
+        .await;
+        assert!(
+            matches!(r, Err(server::auth::users::UserError::Conflict(_))),
+            "{other:?}: {r:?}"
+        );
+    }
+    // The same account answers to any case, with its own password only.
+    let c = app.login_ok("RiTa", "correct horse battery staple").await;
+    let me: Value = c
+        .get(app.url("/api/session"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(me.to_string().contains("\"rita\""), "{me}");
+    let wrong = app.login(&client(), "RITA", "another long password").await;
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+}
