@@ -16,7 +16,7 @@ cargo test --locked -p policy -p app -p server
 export AIRLOCK_TEST_POSTGRES="${AIRLOCK_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/test}"
 pg_hostport="$(python3 -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(p.hostname or "127.0.0.1", p.port or 5432)' "$AIRLOCK_TEST_POSTGRES")"
 if [ "${CI:-}" = true ] || (exec 3<>"/dev/tcp/${pg_hostport% *}/${pg_hostport#* }") 2>/dev/null; then
-  echo "== integration tests on PostgreSQL ($AIRLOCK_TEST_POSTGRES)" >&2
+  echo "== integration tests on PostgreSQL (${pg_hostport/ /:})" >&2
   cargo test --locked -p server --test it
 else
   echo "== SKIPPED integration tests on PostgreSQL: nothing answers at ${pg_hostport/ /:} (set AIRLOCK_TEST_POSTGRES)" >&2
