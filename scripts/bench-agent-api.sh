@@ -45,7 +45,7 @@ if [ "$PREFILL" -gt 0 ]; then
   # measure new calls only.
   for _ in $(seq 600); do
     chain=$(sqlite3 "$DIR/bench.db" 'SELECT max(seq) FROM audit_events')
-    indexed=$(sqlite3 "$DIR/bench-search.db" 'SELECT coalesce(max(seq), 0) FROM events' 2>/dev/null || echo 0)
+    indexed=$(sqlite3 "$DIR/bench-search.db" 'SELECT coalesce(max(seq), 0) FROM search_events' 2>/dev/null || echo 0)
     [ "$indexed" -ge "$chain" ] && break
     sleep 1
   done

@@ -5,7 +5,7 @@
 #   AIRLOCK_DATABASE_URL  the shared database (default postgres://postgres@127.0.0.1:5432/airlock,
 #                         created with psql when missing)
 #   AIRLOCK_CLUSTER_PORTS the two ports (default "3000 3001")
-# Each instance keeps its own directory (data/cluster/PORT: search index); both use the same
+# Each instance keeps its own directory (data/cluster/PORT); both use the same
 # server key (data/cluster/airlock.key: agents' secrets are sealed with it) and policy file.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -123,7 +123,7 @@ async fn fetch(index: &SearchIndex, plan: &Plan) -> Result<Option<Chunk>, sqlx::
     if plan.nothing {
         return Ok(None);
     }
-    let rows: Vec<HitRow> = select(plan, CHUNK).build_query_as().fetch_all(&index.pool).await?;
+    let rows: Vec<HitRow> = select(index.backend(), plan, CHUNK).fetch_all(&index.pool).await?;
     let (Some(first), Some(last)) = (rows.first().map(|r| r.0), rows.last().map(|r| r.0)) else {
         return Ok(None);
     };

@@ -1,30 +1,39 @@
 //! The search index: what auditors search, derived from the chain.
 //!
-//! It lives in its own SQLite file beside the database (`<name>-search.db`) and is
-//! written by a background task in batches, never on the ingest path: the ledger's
-//! write lock and its per-call pages stay as they are, and the index can be deleted at
-//! any time (it is rebuilt from the chain at the next start). One row per event holds
-//! the facts auditors filter on (agent, session, trace, tool, status, layer, rule,
-//! decision source, reviewer) and a one-line summary; an FTS5 table holds the event's
-//! redacted text. The chain stays the record: exports and traces read events from it.
+//! It is written by a background task in batches, never on the ingest path: the
+//! ledger's write lock and its per-call pages stay as they are, and the index can be
+//! deleted at any time (it is rebuilt from the chain). One row per event holds the facts
+//! auditors filter on (agent, session, trace, tool, status, layer, rule, decision source,
+//! reviewer) and a one-line summary, plus the event's redacted words for full-text search.
+//! The chain stays the record: exports and traces read events from it.
+//!
+//! With SQLite it lives in its own file beside the database (`<name>-search.db`), its
+//! words in an FTS5 table. With PostgreSQL it lives in the shared database (migration
+//! 0005): the words are a `tsvector` column under a GIN index, built by [`super::words`]
+//! so that queries mean the same on both; every instance searches the one index, and an
+//! advisory lock lets one instance at a time add a batch.
 
+use crate::store::{Backend, Db, Sql};
 use serde_json::Value;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Sqlite, SqlitePool};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::Executor;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
 
-/// Bumped when what is indexed changes: an index of another version is rebuilt.
-const SCHEMA_VERSION: i64 = 3;
+/// Bumped when what a SQLite index holds changes: an index of another version is rebuilt.
+/// (PostgreSQL's index changes by migration.)
+const SCHEMA_VERSION: i64 = 4;
 /// Events read and written per batch.
 const BATCH: i64 = 4000;
 /// Characters of an event's text given to full-text search.
 const MAX_TEXT: usize = 16 * 1024;
+/// The advisory lock key of the one indexer on PostgreSQL ("airlock search", shortened).
+const INDEX_LOCK: i64 = 0x0061_6972_7365_6172;
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS events (
+const SQLITE_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS search_events (
     seq      INTEGER PRIMARY KEY,
     at_ms    INTEGER NOT NULL,
     kind     TEXT    NOT NULL,
@@ -41,38 +50,36 @@ CREATE TABLE IF NOT EXISTS events (
     reviewer TEXT,
     summary  TEXT    NOT NULL
 ) STRICT;
-CREATE INDEX IF NOT EXISTS events_at ON events (at_ms);
-CREATE INDEX IF NOT EXISTS events_agent ON events (agent, seq) WHERE agent IS NOT NULL;
-CREATE INDEX IF NOT EXISTS events_session ON events (session, seq) WHERE session IS NOT NULL;
-CREATE INDEX IF NOT EXISTS events_trace ON events (trace, seq) WHERE trace IS NOT NULL;
-CREATE INDEX IF NOT EXISTS events_tool ON events (tool, seq) WHERE tool IS NOT NULL;
-CREATE INDEX IF NOT EXISTS events_status ON events (status, seq) WHERE status IS NOT NULL;
-CREATE INDEX IF NOT EXISTS events_layer ON events (layer, seq) WHERE layer IS NOT NULL;
-CREATE INDEX IF NOT EXISTS events_rule ON events (rule, seq) WHERE rule IS NOT NULL;
-CREATE INDEX IF NOT EXISTS events_source ON events (source, seq) WHERE source IS NOT NULL;
-CREATE INDEX IF NOT EXISTS events_reviewer ON events (reviewer, seq) WHERE reviewer IS NOT NULL;
-CREATE INDEX IF NOT EXISTS events_kind ON events (kind, seq);
-CREATE INDEX IF NOT EXISTS events_call ON events (call_id, seq) WHERE call_id IS NOT NULL;
-CREATE TABLE IF NOT EXISTS indexed_head (
+CREATE INDEX IF NOT EXISTS search_events_at ON search_events (at_ms);
+CREATE INDEX IF NOT EXISTS search_events_agent ON search_events (agent, seq) WHERE agent IS NOT NULL;
+CREATE INDEX IF NOT EXISTS search_events_session ON search_events (session, seq) WHERE session IS NOT NULL;
+CREATE INDEX IF NOT EXISTS search_events_trace ON search_events (trace, seq) WHERE trace IS NOT NULL;
+CREATE INDEX IF NOT EXISTS search_events_tool ON search_events (tool, seq) WHERE tool IS NOT NULL;
+CREATE INDEX IF NOT EXISTS search_events_status ON search_events (status, seq) WHERE status IS NOT NULL;
+CREATE INDEX IF NOT EXISTS search_events_layer ON search_events (layer, seq) WHERE layer IS NOT NULL;
+CREATE INDEX IF NOT EXISTS search_events_rule ON search_events (rule, seq) WHERE rule IS NOT NULL;
+CREATE INDEX IF NOT EXISTS search_events_source ON search_events (source, seq) WHERE source IS NOT NULL;
+CREATE INDEX IF NOT EXISTS search_events_reviewer ON search_events (reviewer, seq) WHERE reviewer IS NOT NULL;
+CREATE INDEX IF NOT EXISTS search_events_kind ON search_events (kind, seq);
+CREATE INDEX IF NOT EXISTS search_events_call ON search_events (call_id, seq) WHERE call_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS search_head (
     id    INTEGER PRIMARY KEY CHECK (id = 1),
     seq   INTEGER NOT NULL,
     hash  BLOB    NOT NULL
 ) STRICT;
-CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5 (text, content = '', tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5 (text, content = '', tokenize = 'unicode61 remove_diacritics 2');
 ";
 
-/// The index file: `<dir>/<name>-search.db` beside a SQLite database; for a PostgreSQL
-/// one, `airlock-search-<port>.db` beside the server key: each instance keeps its own
-/// index of the shared chain.
+/// The index file beside a SQLite database: `<dir>/<name>-search.db` (unused with
+/// PostgreSQL, whose index is in the database).
 pub fn path_for(config: &crate::config::Config) -> Result<PathBuf, String> {
     use secrecy::ExposeSecret;
     use std::str::FromStr;
     let url = config.database_url.expose_secret();
     if url.starts_with("postgres") {
-        let name = format!("airlock-search-{}.db", config.bind.port());
-        return Ok(config.key_file.with_file_name(name));
+        return Ok(PathBuf::new());
     }
-    let opts = SqliteConnectOptions::from_str(url).map_err(|e| format!("database_url: {e}"))?;
+    let opts = sqlx::sqlite::SqliteConnectOptions::from_str(url).map_err(|e| format!("database_url: {e}"))?;
     let db = opts.get_filename();
     let stem = db.file_stem().and_then(|s| s.to_str()).unwrap_or("airlock");
     Ok(db.with_file_name(format!("{stem}-search.db")))
@@ -81,45 +88,39 @@ pub fn path_for(config: &crate::config::Config) -> Result<PathBuf, String> {
 /// The search index and the one writer that keeps it up to date.
 #[derive(Clone)]
 pub struct SearchIndex {
-    pub(crate) pool: SqlitePool,
-    chain: crate::store::Db,
-    /// One catch-up at a time (the background task, a search that wants the newest).
+    /// The index's own SQLite file, or the PostgreSQL database of the chain.
+    pub(crate) pool: Db,
+    chain: Db,
+    /// One catch-up at a time in this process (the background task, a search that wants
+    /// the newest).
     writer: Arc<Mutex<()>>,
 }
 
-impl SearchIndex {
-    /// Open (creating or rebuilding as needed) the index at `path` for the chain in `chain`.
-    pub async fn open(path: &Path, chain: crate::store::Db) -> Result<SearchIndex, String> {
-        let opts = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            // Derived data: losing the last batch to a power cut only means indexing it again.
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(5));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(opts)
-            .await
-            .map_err(|e| format!("open search index {}: {e}", path.display()))?;
-        let fail = |e: sqlx::Error| format!("search index {}: {e}", path.display());
-        let version: i64 = sqlx::query_scalar("PRAGMA user_version")
-            .fetch_one(&pool)
-            .await
-            .map_err(fail)?;
-        if version != SCHEMA_VERSION {
-            sqlx::raw_sql(
-                "DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS events_fts; DROP TABLE IF EXISTS indexed_head;",
-            )
-            .execute(&pool)
-            .await
-            .map_err(fail)?;
+/// `sqlite://` URL of a file path (the characters a URL gives a meaning escaped).
+fn sqlite_url(path: &Path) -> String {
+    let mut url = String::from("sqlite://");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => url.push_str("%25"),
+            '?' => url.push_str("%3F"),
+            '#' => url.push_str("%23"),
+            ' ' => url.push_str("%20"),
+            c => url.push(c),
         }
-        sqlx::raw_sql(SCHEMA).execute(&pool).await.map_err(fail)?;
-        sqlx::raw_sql(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
-            .execute(&pool)
-            .await
-            .map_err(fail)?;
+    }
+    url.push_str("?mode=rwc");
+    url
+}
+
+impl SearchIndex {
+    /// Open (creating or rebuilding as needed) the index of the chain in `chain`: in the
+    /// file `path` beside a SQLite database; in the database itself with PostgreSQL.
+    pub async fn open(path: &Path, chain: Db) -> Result<SearchIndex, String> {
+        let fail = |e: sqlx::Error| format!("search index: {e}");
+        let pool = match Backend::of(&chain) {
+            Backend::Postgres => chain.clone(),
+            Backend::Sqlite => open_sqlite(path).await?,
+        };
         let index = SearchIndex {
             pool,
             chain,
@@ -127,7 +128,7 @@ impl SearchIndex {
         };
         // An index that does not end where the chain has the same event (another database,
         // a restored backup) is not this chain's: start again.
-        let head: Option<(i64, Vec<u8>)> = sqlx::query_as("SELECT seq, hash FROM indexed_head")
+        let head: Option<(i64, Vec<u8>)> = sqlx::query_as("SELECT seq, hash FROM search_head")
             .fetch_optional(&index.pool)
             .await
             .map_err(fail)?;
@@ -136,16 +137,23 @@ impl SearchIndex {
             Some((seq, hash)) => super::hash_in(&index.chain, *seq).await.map_err(fail)? == Some(hex::encode(hash)),
         };
         if !same {
-            tracing::warn!(index = %path.display(), "the search index does not match the audit chain; rebuilding it");
-            // A contentless FTS5 table is emptied with its 'delete-all' command.
-            sqlx::raw_sql(
-                "DELETE FROM events; INSERT INTO events_fts (events_fts) VALUES ('delete-all'); DELETE FROM indexed_head;",
-            )
-                .execute(&index.pool)
-                .await
-                .map_err(fail)?;
+            tracing::warn!("the search index does not match the audit chain; rebuilding it");
+            let clear = match index.backend() {
+                // A contentless FTS5 table is emptied with its 'delete-all' command.
+                Backend::Sqlite => {
+                    "DELETE FROM search_events; INSERT INTO search_fts (search_fts) VALUES ('delete-all'); \
+                     DELETE FROM search_head;"
+                }
+                Backend::Postgres => "TRUNCATE search_events, search_head",
+            };
+            sqlx::raw_sql(clear).execute(&index.pool).await.map_err(fail)?;
         }
         Ok(index)
+    }
+
+    /// Which database holds the index (its SQL differs).
+    pub fn backend(&self) -> Backend {
+        Backend::of(&self.pool)
     }
 
     /// The database whose chain this index follows.
@@ -155,7 +163,7 @@ impl SearchIndex {
 
     /// (latest event indexed, latest event in the chain).
     pub async fn progress(&self) -> Result<(i64, i64), sqlx::Error> {
-        let indexed: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM events")
+        let indexed: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM search_events")
             .fetch_one(&self.pool)
             .await?;
         let chain: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM audit_events")
@@ -167,8 +175,23 @@ impl SearchIndex {
     /// Index one batch of events not yet indexed; answers how many.
     pub async fn step(&self) -> Result<usize, sqlx::Error> {
         let _one = self.writer.lock().await;
-        let after: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM events")
-            .fetch_one(&self.pool)
+        let backend = self.backend();
+        // The transaction holds the index's write lock before it reads where the index
+        // ends: another process (the CLI, another instance) adds the same batch first or
+        // after, never at once.
+        let mut tx = match backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => {
+                let mut tx = self.pool.begin().await?;
+                sqlx::query("SELECT 1 FROM pg_advisory_xact_lock($1) AS locked")
+                    .bind(INDEX_LOCK)
+                    .execute(&mut *tx)
+                    .await?;
+                tx
+            }
+        };
+        let after: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM search_events")
+            .fetch_one(&mut *tx)
             .await?;
         type Row = (
             i64,
@@ -216,41 +239,55 @@ impl SearchIndex {
                 },
             )
             .collect();
-        let mut tx = self.pool.begin().await?;
         for chunk in derived.chunks(500) {
-            let mut q = sqlx::QueryBuilder::<Sqlite>::new(
-                "INSERT OR IGNORE INTO events (seq, at_ms, kind, actor, agent, session, trace, call_id, tool, status,
-                 layer, rule, source, reviewer, summary) ",
+            let mut q = Sql::new(
+                backend,
+                "INSERT INTO search_events (seq, at_ms, kind, actor, agent, session, trace, call_id, tool, status,
+                 layer, rule, source, reviewer, summary",
             );
-            q.push_values(chunk, |mut b, d| {
-                b.push_bind(d.seq)
-                    .push_bind(d.at_ms)
-                    .push_bind(&d.kind)
-                    .push_bind(&d.actor)
-                    .push_bind(&d.agent)
-                    .push_bind(&d.session)
-                    .push_bind(&d.trace)
-                    .push_bind(&d.call_id)
-                    .push_bind(&d.tool)
-                    .push_bind(&d.status)
-                    .push_bind(&d.layer)
-                    .push_bind(&d.rule)
-                    .push_bind(&d.source)
-                    .push_bind(&d.reviewer)
-                    .push_bind(&d.summary);
+            q.push(if backend == Backend::Postgres {
+                ", words) VALUES "
+            } else {
+                ") VALUES "
             });
-            q.build().execute(&mut *tx).await?;
-            let mut q = sqlx::QueryBuilder::<Sqlite>::new("INSERT INTO events_fts (rowid, text) ");
-            q.push_values(chunk, |mut b, d| {
-                b.push_bind(d.seq).push_bind(&d.text);
+            q.rows(chunk, |r, d| {
+                r.bind(d.seq)
+                    .bind(d.at_ms)
+                    .bind(d.kind.as_str())
+                    .bind(d.actor.as_str())
+                    .bind(d.agent.as_deref())
+                    .bind(d.session.as_deref())
+                    .bind(d.trace.as_deref())
+                    .bind(d.call_id.as_deref())
+                    .bind(d.tool.as_deref())
+                    .bind(d.status.as_deref())
+                    .bind(d.layer.as_deref())
+                    .bind(d.rule.as_deref())
+                    .bind(d.source.as_deref())
+                    .bind(d.reviewer.as_deref())
+                    .bind(d.summary.as_str());
+                if backend == Backend::Postgres {
+                    r.bind_as(super::words::tsvector(&d.text), "tsvector");
+                }
             });
-            q.build().execute(&mut *tx).await?;
+            q.push(" ON CONFLICT (seq) DO NOTHING");
+            q.execute(&mut *tx).await?;
+            if backend == Backend::Sqlite {
+                let mut q = Sql::new(backend, "INSERT INTO search_fts (rowid, text) VALUES ");
+                q.rows(chunk, |r, d| {
+                    r.bind(d.seq).bind(d.text.as_str());
+                });
+                q.execute(&mut *tx).await?;
+            }
         }
-        sqlx::query("INSERT OR REPLACE INTO indexed_head (id, seq, hash) VALUES (1, ?, ?)")
-            .bind(last.0)
-            .bind(last.1)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "INSERT INTO search_head (id, seq, hash) VALUES (1, $1, $2)
+             ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
+        )
+        .bind(last.0)
+        .bind(last.1)
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(derived.len())
     }
@@ -284,6 +321,44 @@ impl SearchIndex {
             }
         }
     }
+}
+
+/// The SQLite file of an index: WAL, created and (at another schema version) rebuilt.
+async fn open_sqlite(path: &Path) -> Result<Db, String> {
+    let fail = |e: sqlx::Error| format!("search index {}: {e}", path.display());
+    let opts: AnyConnectOptions = sqlite_url(path).parse().map_err(fail)?;
+    let pool = AnyPoolOptions::new()
+        .max_connections(4)
+        .after_connect(|conn, _| {
+            Box::pin(async move {
+                // Derived data: losing the last batch to a power cut only means indexing it again.
+                conn.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000")
+                    .await?;
+                Ok(())
+            })
+        })
+        .connect_with(opts)
+        .await
+        .map_err(fail)?;
+    let version: i64 = sqlx::query_scalar("PRAGMA user_version")
+        .fetch_one(&pool)
+        .await
+        .map_err(fail)?;
+    if version != SCHEMA_VERSION {
+        sqlx::raw_sql(
+            "DROP TABLE IF EXISTS events; DROP TABLE IF EXISTS events_fts; DROP TABLE IF EXISTS indexed_head;
+             DROP TABLE IF EXISTS search_events; DROP TABLE IF EXISTS search_fts; DROP TABLE IF EXISTS search_head;",
+        )
+        .execute(&pool)
+        .await
+        .map_err(fail)?;
+    }
+    sqlx::raw_sql(SQLITE_SCHEMA).execute(&pool).await.map_err(fail)?;
+    sqlx::raw_sql(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
+        .execute(&pool)
+        .await
+        .map_err(fail)?;
+    Ok(pool)
 }
 
 /// An event as stored in the chain.

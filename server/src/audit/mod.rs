@@ -19,6 +19,7 @@ pub mod http;
 pub mod index;
 pub mod search;
 pub mod trace;
+pub mod words;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};

@@ -1,11 +1,11 @@
 //! Searching the index: a URL query becomes one SQL statement with bound values only.
-//! Free text is rewritten into quoted FTS5 terms, so no user text is ever read as FTS or
-//! SQL syntax. Pages are keyset-paginated on the event's sequence number: a cursor stays
+//! Free text is rewritten into quoted FTS5 terms on SQLite and a `tsquery` of quoted words
+//! on PostgreSQL (see [`super::words`]), so no user text is ever read as FTS or SQL syntax. Pages are keyset-paginated on the event's sequence number: a cursor stays
 //! valid however many events arrive meanwhile.
 
 use super::index::SearchIndex;
+use crate::store::{Backend, Sql};
 use app::api::{AuditHit, AuditQuery};
-use sqlx::{QueryBuilder, Sqlite};
 
 /// Events per page on the audit page.
 pub const PAGE: i64 = 50;
@@ -15,8 +15,8 @@ const MAX_FIELD: usize = 500;
 /// A query checked and turned into bounds.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Plan {
-    /// The FTS5 expression, if free text was given.
-    pub fts: Option<String>,
+    /// Free-text terms (text, prefix), all of which must match.
+    pub terms: Vec<(String, bool)>,
     /// Free text was given but holds no searchable word: nothing can match.
     pub nothing: bool,
     pub since_ms: Option<i64>,
@@ -41,7 +41,7 @@ pub fn plan(q: &AuditQuery, now_ms: i64) -> Result<Plan, String> {
     match fts_expression(&q.q) {
         Fts::None => {}
         Fts::Nothing => p.nothing = true,
-        Fts::Match(e) => p.fts = Some(e),
+        Fts::Match(terms) => p.terms = terms,
     }
     for (column, value) in [
         ("agent", &q.agent),
@@ -80,12 +80,10 @@ pub fn plan(q: &AuditQuery, now_ms: i64) -> Result<Plan, String> {
 pub(crate) enum Fts {
     None,
     Nothing,
-    Match(String),
+    Match(Vec<(String, bool)>),
 }
 
-/// Free text → an FTS5 expression: words and `"phrases"` become quoted strings (a quote
-/// inside is doubled), `word*` a prefix; all terms must match. Nothing the user types can
-/// be an FTS operator, a column filter or broken syntax (and `rm -rf` means what it says).
+/// Free text → terms: words and `"phrases"`, `word*` a prefix; all terms must match.
 pub(crate) fn fts_expression(text: &str) -> Fts {
     let mut terms: Vec<(String, bool)> = Vec::new(); // (text, prefix)
     let mut chars = text.chars().peekable();
@@ -122,9 +120,16 @@ pub(crate) fn fts_expression(text: &str) -> Fts {
     if terms.is_empty() {
         return if had_any { Fts::Nothing } else { Fts::None };
     }
+    Fts::Match(terms)
+}
+
+/// Terms → an FTS5 expression: each a quoted string (a quote inside is doubled), a prefix
+/// marked `*`, joined by AND. Nothing the user types can be an FTS operator, a column
+/// filter or broken syntax (and `rm -rf` means what it says).
+pub(crate) fn fts5(terms: &[(String, bool)]) -> String {
     let quote =
         |(w, prefix): &(String, bool)| format!("\"{}\"{}", w.replace('"', "\"\""), if *prefix { "*" } else { "" });
-    Fts::Match(terms.iter().map(quote).collect::<Vec<_>>().join(" AND "))
+    terms.iter().map(quote).collect::<Vec<_>>().join(" AND ")
 }
 
 /// Parse a time bound: empty, a span back from now (`30m`, `24h`, `7d`), a date
@@ -196,51 +201,59 @@ pub fn rfc3339(ms: i64) -> String {
 }
 
 /// The SQL for a plan: the matching index rows, in order, after the cursor, at most `limit`.
-pub(crate) fn select<'a>(p: &'a Plan, limit: i64) -> QueryBuilder<'a, Sqlite> {
-    let mut q = QueryBuilder::<Sqlite>::new(
+pub(crate) fn select(backend: Backend, p: &Plan, limit: i64) -> Sql<'static> {
+    let mut q = Sql::new(
+        backend,
         "SELECT e.seq, e.at_ms, e.kind, e.actor, e.agent, e.session, e.trace, e.call_id, e.tool, e.status,
          e.source, e.layer, e.rule, e.reviewer, e.summary FROM ",
     );
-    // With free text, the FTS table drives (it walks rowids in order and stops at the limit).
-    let key = if let Some(fts) = &p.fts {
-        q.push("events_fts f JOIN events e ON e.seq = f.rowid WHERE events_fts MATCH ");
-        q.push_bind(fts.as_str());
+    let key = if p.terms.is_empty() {
+        q.push("search_events e WHERE 1 = 1");
+        "e.seq"
+    } else if backend == Backend::Sqlite {
+        // The FTS table drives (it walks rowids in order and stops at the limit).
+        q.push("search_fts f JOIN search_events e ON e.seq = f.rowid WHERE search_fts MATCH ");
+        q.bind(fts5(&p.terms));
         "f.rowid"
     } else {
-        q.push("events e WHERE 1 = 1");
+        q.push("search_events e WHERE ");
+        match super::words::tsquery(&p.terms) {
+            Some(tsquery) => q.push("e.words @@ CAST(").bind(tsquery).push(" AS tsquery)"),
+            None => q.push("1 = 0"),
+        };
         "e.seq"
     };
     for (column, value) in &p.equal {
         // Column names come from the fixed list in `plan`, never from the request.
-        q.push(format_args!(" AND e.{column} = "));
-        q.push_bind(value.as_str());
+        q.push(&format!(" AND e.{column} = "));
+        q.bind(value.clone());
     }
     if let Some(t) = p.since_ms {
         // Sequence numbers follow time: bound them too (with a minute of slack for a clock
         // that stepped back), so an old window is not found by walking every newer event.
-        q.push(format_args!(
-            " AND {key} >= coalesce((SELECT seq FROM events WHERE at_ms >= "
+        q.push(&format!(
+            " AND {key} >= coalesce((SELECT seq FROM search_events WHERE at_ms >= "
         ));
-        q.push_bind(t.saturating_sub(60_000));
+        q.bind(t.saturating_sub(60_000));
         // No event that late: nothing can match (the bound is past every event).
         q.push(" ORDER BY at_ms, seq LIMIT 1), 9223372036854775807) AND e.at_ms >= ");
-        q.push_bind(t);
+        q.bind(t);
     }
     if let Some(t) = p.until_ms {
-        q.push(format_args!(
-            " AND {key} <= coalesce((SELECT seq FROM events WHERE at_ms < "
+        q.push(&format!(
+            " AND {key} <= coalesce((SELECT seq FROM search_events WHERE at_ms < "
         ));
-        q.push_bind(t.saturating_add(60_000));
+        q.bind(t.saturating_add(60_000));
         q.push(" ORDER BY at_ms DESC, seq DESC LIMIT 1), 0) AND e.at_ms < ");
-        q.push_bind(t);
+        q.bind(t);
     }
     let (cmp, order) = if p.oldest_first { (">", "ASC") } else { ("<", "DESC") };
     if let Some(after) = p.after {
-        q.push(format_args!(" AND {key} {cmp} "));
-        q.push_bind(after);
+        q.push(&format!(" AND {key} {cmp} "));
+        q.bind(after);
     }
-    q.push(format_args!(" ORDER BY {key} {order} LIMIT "));
-    q.push_bind(limit);
+    q.push(&format!(" ORDER BY {key} {order} LIMIT "));
+    q.bind(limit);
     q
 }
 
@@ -288,7 +301,7 @@ pub async fn page(index: &SearchIndex, p: &Plan, limit: i64) -> Result<(Vec<Audi
     if p.nothing {
         return Ok((Vec::new(), None));
     }
-    let rows: Vec<HitRow> = select(p, limit + 1).build_query_as().fetch_all(&index.pool).await?;
+    let rows: Vec<HitRow> = select(index.backend(), p, limit + 1).fetch_all(&index.pool).await?;
     let more = rows.len() as i64 > limit;
     let hits: Vec<AuditHit> = rows.into_iter().take(limit as usize).map(hit).collect();
     let next = more.then(|| hits.last().map(|h| h.seq.to_string())).flatten();
@@ -301,7 +314,7 @@ mod tests {
 
     fn m(s: &str) -> String {
         match fts_expression(s) {
-            Fts::Match(e) => e,
+            Fts::Match(e) => fts5(&e),
             Fts::None => "<none>".into(),
             Fts::Nothing => "<nothing>".into(),
         }

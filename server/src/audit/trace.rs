@@ -25,7 +25,7 @@ pub async fn build(
     index.catch_up().await?;
     let seqs: Vec<i64> = match kind {
         TraceKind::Session => {
-            sqlx::query_scalar("SELECT seq FROM events WHERE session = $1 ORDER BY seq DESC LIMIT $2")
+            sqlx::query_scalar("SELECT seq FROM search_events WHERE session = $1 ORDER BY seq DESC LIMIT $2")
                 .bind(id)
                 .bind(MAX_EVENTS + 1)
                 .fetch_all(&index.pool)
@@ -34,8 +34,8 @@ pub async fn build(
         // Every event of each call the trace holds (reviewers' decisions carry no trace id).
         TraceKind::Trace => {
             sqlx::query_scalar(
-                "SELECT seq FROM events WHERE call_id IN
-                     (SELECT DISTINCT call_id FROM events WHERE trace = $1 AND call_id IS NOT NULL LIMIT $2)
+                "SELECT seq FROM search_events WHERE call_id IN
+                     (SELECT DISTINCT call_id FROM search_events WHERE trace = $1 AND call_id IS NOT NULL LIMIT $2)
                  ORDER BY seq DESC LIMIT $3",
             )
             .bind(id)

@@ -45,6 +45,16 @@ impl<'a> Sql<'a> {
         self
     }
 
+    /// A placeholder for `value` read as SQL type `ty` (a PostgreSQL type the Any driver
+    /// cannot name, such as `tsvector`, sent as text).
+    pub fn bind_as<T: 'a + Encode<'a, Any> + Type<Any>>(&mut self, value: T, ty: &'static str) -> &mut Self {
+        self.push("CAST(");
+        self.bind(value);
+        self.push(" AS ");
+        self.push(ty);
+        self.push(")")
+    }
+
     /// `$1, $2, …`: one placeholder per value, for an `IN (…)` list.
     pub fn list<T: 'a + Encode<'a, Any> + Type<Any>>(&mut self, values: impl IntoIterator<Item = T>) -> &mut Self {
         for (i, v) in values.into_iter().enumerate() {
@@ -108,6 +118,15 @@ impl<'a> Row<'_, 'a> {
             self.sql.push(", ");
         }
         self.sql.bind(value);
+        self
+    }
+
+    /// A value read as SQL type `ty` (see [`Sql::bind_as`]).
+    pub fn bind_as<T: 'a + Encode<'a, Any> + Type<Any>>(&mut self, value: T, ty: &'static str) -> &mut Self {
+        if !std::mem::take(&mut self.first) {
+            self.sql.push(", ");
+        }
+        self.sql.bind_as(value, ty);
         self
     }
 }

@@ -589,6 +589,27 @@ async fn planted_secrets_reach_no_index_export_timeline_or_page() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     assert!(r.text().await.unwrap().contains("too many secret lookups"));
+    // Every table of a PostgreSQL database (raw arguments that held a secret are sealed;
+    // the search index is there too), as text.
+    if server::store::Backend::of(&app.db) == server::store::Backend::Postgres {
+        let tables: Vec<String> =
+            sqlx::query_scalar("SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public'")
+                .fetch_all(&app.db)
+                .await
+                .unwrap();
+        assert!(tables.iter().any(|t| t == "search_events"), "{tables:?}");
+        for t in tables {
+            let n: i64 = sqlx::query_scalar(&format!(
+                "SELECT count(*) FROM \"{t}\" x WHERE x::text ILIKE '%planted%'"
+            ))
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+            assert_eq!(n, 0, "{t} holds a planted secret");
+        }
+        app.stop().await.unwrap();
+        return;
+    }
     // Every file the server keeps: the database and its WAL (raw arguments that held a
     // secret are sealed), the search index and its WAL.
     let files = std::fs::read_dir(app.db_dir())
@@ -818,5 +839,57 @@ async fn a_received_call_is_recorded_once_and_briefly_and_read_back_whole() {
     assert!(calls.iter().all(|c| c["source"] == "policy"), "{t}");
     let v = server::audit::verify(&app.db).await.unwrap();
     assert_eq!(v.problem, None);
+    app.stop().await.unwrap();
+}
+
+/// Free text means the same on SQLite (FTS5) and PostgreSQL (tsvector): words are runs of
+/// letters and digits, case and accents do not matter, a quoted phrase keeps its order,
+/// `word*` is a prefix, and punctuation only separates words.
+#[tokio::test]
+async fn free_text_finds_the_same_words_on_every_database() {
+    let app = spawn_app().await;
+    let bot = app.agent("bot").await;
+    for (session, reason) in [
+        ("w-cafe", "order a Café Crème for the team"),
+        ("w-path", "compare /etc/passwd with the backup"),
+        ("w-back", "passwd etc in reverse order"),
+        ("w-snake", "call write_file next"),
+        ("w-cjk", "读取 文件 then report"),
+    ] {
+        let (s, v) = bot
+            .propose(json!({"session_id": session, "tool": "read_file",
+                "arguments": {"path": "notes/a.md"}, "reason": reason}))
+            .await;
+        assert_eq!((s, v["status"].as_str()), (StatusCode::OK, Some("allowed")), "{v}");
+    }
+    let auditor = reviewer(&app, "audrey", Role::Auditor).await;
+    let sessions = |p: &Value| {
+        let mut s: Vec<String> = field(p, "session").iter().map(|s| s.to_string()).collect();
+        s.sort();
+        s
+    };
+    for (q, want) in [
+        ("cafe creme", vec!["w-cafe"]),
+        ("CAFÉ", vec!["w-cafe"]),
+        ("\"cafe creme\"", vec!["w-cafe"]),
+        ("\"creme cafe\"", vec![]),
+        ("/etc/passwd", vec!["w-path"]),
+        ("\"passwd etc\"", vec!["w-back"]),
+        ("etc passwd", vec!["w-back", "w-path"]),
+        ("pass*", vec!["w-back", "w-path"]),
+        ("compare /etc/pa*", vec!["w-path"]),
+        ("write_file", vec!["w-snake"]),
+        ("write", vec!["w-snake"]),
+        ("读取", vec!["w-cjk"]),
+        ("读", vec![]),
+        ("order", vec!["w-back", "w-cafe"]),
+        ("order -", vec!["w-back", "w-cafe"]),
+        ("order reverse", vec!["w-back"]),
+        ("rever", vec![]),
+        ("OR", vec![]),
+    ] {
+        let p = search(&auditor, &app, &[("q", q), ("kind", "call_received")]).await;
+        assert_eq!(sessions(&p), want, "{q}: {p}");
+    }
     app.stop().await.unwrap();
 }
