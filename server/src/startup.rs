@@ -96,6 +96,7 @@ impl Application {
         let board = Arc::new(std::sync::RwLock::new(Vec::new()));
         // Several instances may share a PostgreSQL database: each has a name of its own.
         let cluster = (store::Backend::of(&db) == store::Backend::Postgres).then(|| uuid::Uuid::new_v4().to_string());
+        let several = cluster.is_some();
         let follower = match &cluster {
             Some(instance) => {
                 let from = crate::realtime::cluster::Follower::start_at(&db)
@@ -135,6 +136,10 @@ impl Application {
                     .iter()
                     .map(|(p, u)| (p.trim().to_lowercase(), u.trim().to_lowercase()))
                     .collect(),
+                // Instances on one database count an agent's proposals together.
+                agent_rate: several
+                    .then(|| ledger::agent_rate::AgentRate::new(config.agent_rate_per_second, config.agent_rate_burst))
+                    .flatten(),
             },
         )
         .await?;
@@ -182,10 +187,14 @@ impl Application {
             path_cache: Default::default(),
             callback_guard: Arc::new(callback_guard(false)?),
             callbacks_wake,
-            throttle: Arc::new(LoginThrottle::new(
-                config.login_burst_per_account,
-                config.login_burst_per_address,
-            )),
+            throttle: Arc::new({
+                let t = LoginThrottle::new(config.login_burst_per_account, config.login_burst_per_address);
+                if several {
+                    t.shared_in(db.clone())
+                } else {
+                    t
+                }
+            }),
             policy: in_force,
             config: Arc::new(config),
             leptos,
@@ -328,7 +337,7 @@ async fn housekeeping(state: AppState) {
     let mut tick = tokio::time::interval(Duration::from_secs(60));
     loop {
         tick.tick().await;
-        state.throttle.retain_recent();
+        state.throttle.retain_recent().await;
         state.auth_failures.retain_recent();
         if let Err(e) = store::sessions::delete_expired(&state.db).await {
             tracing::warn!(error = %e, "deleting expired sessions failed");

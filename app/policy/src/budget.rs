@@ -134,6 +134,9 @@ impl Budget {
         if c.id.trim().is_empty() {
             return Err("budget id must not be empty".into());
         }
+        if c.id.chars().any(char::is_control) {
+            return Err("budget id must not hold control characters".into());
+        }
         if !(c.limit.is_finite() && c.limit >= 0.0) {
             return Err(format!("limit must be a non-negative number, not {}", c.limit));
         }
@@ -338,6 +341,25 @@ mod tests {
             turn_id: turn,
             arguments: args,
             context: &Value::Null,
+        }
+    }
+
+    #[test]
+    fn budget_ids_are_printable() {
+        let config = |id: &str| BudgetConfig {
+            id: id.into(),
+            kind: BudgetKind::Count,
+            scope: BudgetScope::Turn,
+            limit: 1.0,
+            window: None,
+            field: None,
+            counts: BudgetCounts::Accepted,
+            on_exceed: OnExceed::Deny,
+            shadow: false,
+        };
+        assert!(Budget::new(&config("daily-refunds")).is_ok());
+        for bad in ["", " ", "\u{1}agent-rate", "a\nb"] {
+            assert!(Budget::new(&config(bad)).is_err(), "{bad:?}");
         }
     }
 

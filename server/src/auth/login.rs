@@ -83,7 +83,7 @@ pub async fn login(
             &form.next,
         );
     }
-    if let Err(secs) = state.throttle.attempt(&form.username, peer.ip()) {
+    if let Err(secs) = state.throttle.attempt(&form.username, peer.ip()).await {
         tracing::warn!(ip = %peer.ip(), "sign-in throttled");
         let mut r = failure(
             html,

@@ -71,7 +71,7 @@ impl ApiError {
                 LedgerError::NotPending(_) | LedgerError::AlreadyReported | LedgerError::NotExecutable(_) => {
                     StatusCode::CONFLICT
                 }
-                LedgerError::TooManyPending(_) => StatusCode::TOO_MANY_REQUESTS,
+                LedgerError::TooManyPending(_) | LedgerError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
                 LedgerError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             },
         }
@@ -99,6 +99,7 @@ impl ApiError {
                 LedgerError::AlreadyReported => "result_already_reported",
                 LedgerError::NotExecutable(_) => "not_executable",
                 LedgerError::TooManyPending(_) => "too_many_pending",
+                LedgerError::RateLimited { .. } => "rate_limited",
                 LedgerError::Unavailable => "unavailable",
             },
         }
@@ -109,6 +110,7 @@ impl ApiError {
         match self {
             ApiError::RateLimited { retry_after, .. } => Some((*retry_after).max(1)),
             ApiError::Ledger(LedgerError::TooManyPending(_)) => Some(30),
+            ApiError::Ledger(LedgerError::RateLimited { retry_after, .. }) => Some((*retry_after).max(1)),
             _ => None,
         }
     }

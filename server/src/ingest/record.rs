@@ -5,7 +5,7 @@ use super::facts::{Facts, Recorded};
 use super::proposal::Proposal;
 use super::view::call_view;
 use crate::audit::{self, NewEvent};
-use crate::ledger::{LedgerError, Tx};
+use crate::ledger::{agent_rate, LedgerError, Tx};
 use crate::review;
 use crate::store;
 use crate::store::calls::{self, CallRow, NewCall};
@@ -193,6 +193,22 @@ pub async fn ingest(
             answers.push(r);
             continue;
         }
+        // The agent's rate, shared by every instance (see `ledger::agent_rate`); stored
+        // below only once the call is accepted.
+        let mut admitted = None;
+        if let Some(rate) = tx.state.settings.agent_rate {
+            let tat = policy::Usage::tat_ms(&tx.state.usage, agent_rate::BUDGET, &job.agent);
+            match rate.admit(tat, agent_rate::now_us()) {
+                Ok(tat) => admitted = Some(tat),
+                Err(wait_us) => {
+                    answers.push(Err(LedgerError::RateLimited {
+                        per_second: rate.per_second,
+                        retry_after: (wait_us as u64).div_ceil(1_000_000),
+                    }));
+                    continue;
+                }
+            }
+        }
         // A new trust context ends the session's grants before this call is decided.
         let trust = review::trust_of(&job.proposal.context);
         for (grant, was) in tx.state.grants.stale(&job.agent, &job.proposal.session_id, &trust) {
@@ -209,6 +225,15 @@ pub async fn ingest(
                 continue;
             }
             *held += 1;
+        }
+        if let Some(tat) = admitted {
+            let d = UsageDelta {
+                budget: agent_rate::BUDGET.into(),
+                scope: job.agent.clone(),
+                change: policy::UsageChange::Tat(tat),
+            };
+            tx.state.usage.apply(std::slice::from_ref(&d));
+            deltas.push(d);
         }
         // Later calls in this batch must see this one's budget use.
         tx.state.usage.apply(&p.deltas);

@@ -109,6 +109,8 @@ pub enum LedgerError {
     NotExecutable(CallStatus),
     #[error("this agent already has {0} held calls waiting for a decision")]
     TooManyPending(u32),
+    #[error("this agent sends more than {per_second} proposals per second; retry after the pause")]
+    RateLimited { per_second: u32, retry_after: u64 },
     #[error("the store is unavailable")]
     Unavailable,
 }

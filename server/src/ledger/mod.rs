@@ -34,6 +34,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot, Notify};
 
+pub mod agent_rate;
 mod handle;
 pub mod recent;
 
@@ -129,6 +130,9 @@ pub struct Settings {
     pub principals: HashMap<String, String>,
     /// Seals raw arguments that held a secret, and opens them (`store::sealed`).
     pub sealer: crate::store::sealed::Sealer,
+    /// The per-agent proposal rate counted for all instances (PostgreSQL; one instance on
+    /// SQLite counts it exactly at the door).
+    pub agent_rate: Option<agent_rate::AgentRate>,
 }
 
 impl Settings {

@@ -191,3 +191,77 @@ async fn a_signed_request_replayed_to_the_other_instance_is_refused() {
     );
     drop(b);
 }
+
+/// An agent's proposal rate is one count for all instances: two instances, each allowing
+/// the agent 3 at once and 1 a second, admit 3 of its proposals between them, not 6.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_rate_is_counted_once_across_instances() {
+    if !on_postgres() {
+        return;
+    }
+    let slow = |c: &mut server::config::Config| {
+        c.agent_rate_per_second = 1;
+        c.agent_rate_burst = 3;
+    };
+    let a = spawn_with(slow).await;
+    let b = spawn_beside_with(&a, slow).await;
+    let on_a = a.agent("bot").await;
+    let mut on_b = on_a.clone();
+    on_b.base = format!("http://{}", b.addr);
+    let mut answers = Vec::new();
+    for i in 0..6 {
+        let agent = if i % 2 == 0 { &on_a } else { &on_b };
+        let msg = format!("msg_rate_{i}");
+        let body = json!({"session_id": "s", "tool": "web_search", "arguments": {"query": format!("q{i}")}});
+        answers.push((msg.clone(), body.clone(), agent.propose_as(&msg, body).await));
+    }
+    let admitted = answers.iter().filter(|(_, _, (s, _))| *s == StatusCode::OK).count();
+    let statuses: Vec<StatusCode> = answers.iter().map(|(_, _, (s, _))| *s).collect();
+    assert_eq!(admitted, 3, "{statuses:?}");
+    let (msg, body, (_, refused)) = answers
+        .iter()
+        .find(|(_, _, (s, _))| *s == StatusCode::TOO_MANY_REQUESTS)
+        .unwrap();
+    assert_eq!(refused["error"]["code"], "rate_limited", "{refused}");
+    // Nothing was stored for a refused proposal: the same request is admitted once the
+    // pause is over.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (s, v) = on_b.propose_as(msg, body.clone()).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let calls: i64 = sqlx::query_scalar("SELECT count(*) FROM tool_calls")
+        .fetch_one(&a.db)
+        .await
+        .unwrap();
+    assert_eq!(calls, 4);
+    drop(b);
+}
+
+/// Sign-in attempts are one count for all instances: trying passwords on each instance
+/// in turn buys no extra attempts, and the right password waits like any other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_attempts_are_counted_once_across_instances() {
+    if !on_postgres() {
+        return;
+    }
+    let few = |c: &mut server::config::Config| c.login_burst_per_account = 3;
+    let a = spawn_with(few).await;
+    let b = spawn_beside_with(&a, few).await;
+    let (user, password) = a.admin.clone();
+    let mut statuses = Vec::new();
+    for i in 0..6 {
+        let app = if i % 2 == 0 { &a } else { &b };
+        let r = app.login(&client(), &user.to_uppercase(), "not the password").await;
+        statuses.push(r.status());
+    }
+    assert_eq!(
+        statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count(),
+        3,
+        "{statuses:?}"
+    );
+    for app in [&a, &b] {
+        let r = app.login(&client(), &user, &password).await;
+        assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(header_str(&r, reqwest::header::RETRY_AFTER).parse::<u64>().unwrap() >= 1);
+    }
+    drop(b);
+}

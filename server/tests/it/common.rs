@@ -218,8 +218,14 @@ async fn on_postgres(config: &mut Config) -> Option<Scratch> {
 /// Another instance on `app`'s database (PostgreSQL), with the same server key and a
 /// directory (search index, site) of its own.
 pub async fn spawn_beside(app: &TestApp) -> TestApp {
+    spawn_beside_with(app, |_| {}).await
+}
+
+/// [`spawn_beside`] with a config of its own.
+pub async fn spawn_beside_with(app: &TestApp, adjust: impl FnOnce(&mut Config)) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
     let mut config = test_config(dir.path());
+    adjust(&mut config);
     config.database_url = SecretString::from(app.database_url.clone());
     std::fs::copy(&app.key_file, &config.key_file).unwrap();
     start(config, dir, None).await
