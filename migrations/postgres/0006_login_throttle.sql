@@ -1,6 +1,6 @@
--- Sign-in attempts counted for every instance (server/src/auth/throttle.rs): each
--- account's and client address's theoretical arrival time (GCRA). Rows in the past are
--- deleted.
+-- Guesses counted for every instance (server/src/auth/throttle.rs): sign-in attempts per
+-- account and per client address, secret lookups and break-glass password checks per
+-- user, each key's theoretical arrival time (GCRA). Rows in the past are deleted.
 CREATE TABLE login_throttle (
     key     TEXT    PRIMARY KEY,
     tat_ms  BIGINT  NOT NULL

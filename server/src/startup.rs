@@ -2,7 +2,8 @@
 //! Tests call [`Application::build`] with port 0 and a fresh SQLite file.
 
 use crate::agents::ServerKey;
-use crate::auth::{csrf, login, session, throttle::LoginThrottle, users as people, Password};
+use crate::auth::throttle::{Limiter, LoginThrottle};
+use crate::auth::{csrf, login, session, users as people, Password};
 use crate::backend::ServerBackend;
 use crate::callbacks::Dispatcher;
 use crate::config::Config;
@@ -187,14 +188,11 @@ impl Application {
             path_cache: Default::default(),
             callback_guard: Arc::new(callback_guard(false)?),
             callbacks_wake,
-            throttle: Arc::new({
-                let t = LoginThrottle::new(config.login_burst_per_account, config.login_burst_per_address);
-                if several {
-                    t.shared_in(db.clone())
-                } else {
-                    t
-                }
-            }),
+            throttle: Arc::new(LoginThrottle::new(
+                config.login_burst_per_account,
+                config.login_burst_per_address,
+                several.then(|| db.clone()),
+            )),
             policy: in_force,
             config: Arc::new(config),
             leptos,
@@ -376,6 +374,8 @@ async fn page_redirects(req: Request, next: Next) -> Response {
 }
 
 pub fn router(state: AppState, sessions: store::sessions::Sessions) -> Router {
+    // Several instances on one PostgreSQL database count guesses together.
+    let shared = (store::Backend::of(&state.db) == store::Backend::Postgres).then(|| state.db.clone());
     let backend = Arc::new(ServerBackend {
         db: state.db.clone(),
         hub: state.hub.clone(),
@@ -387,14 +387,8 @@ pub fn router(state: AppState, sessions: store::sessions::Sessions) -> Router {
         signer: state.signer.clone(),
         fingerprints: state.fingerprints.clone(),
         sealer: state.sealer.clone(),
-        lookups: Arc::new(governor::RateLimiter::keyed(
-            governor::Quota::per_minute(std::num::NonZeroU32::new(10).expect("non-zero"))
-                .allow_burst(std::num::NonZeroU32::new(10).expect("non-zero")),
-        )),
-        password_checks: Arc::new(governor::RateLimiter::keyed(
-            governor::Quota::per_minute(std::num::NonZeroU32::MIN)
-                .allow_burst(std::num::NonZeroU32::new(5).expect("non-zero")),
-        )),
+        lookups: Arc::new(Limiter::new("lookup", Duration::from_secs(6), 10).shared_in(shared.clone())),
+        password_checks: Arc::new(Limiter::new("password", Duration::from_secs(60), 5).shared_in(shared)),
         board: state.board.clone(),
         links: state.links.clone(),
         notifier: state.notifier.clone(),

@@ -1,7 +1,8 @@
-//! Sign-in throttling per account and per client address (GCRA). One instance counts in
+//! Keyed rate limits on guesses (GCRA): sign-in per account and per client address,
+//! secret lookups and break-glass password checks per user. One instance counts in
 //! memory (`governor`); instances sharing a PostgreSQL database count in it
-//! (`login_throttle`, migration 0006), so trying passwords on each instance in turn buys
-//! no extra attempts.
+//! (`login_throttle`, migration 0006), so trying guesses on each instance in turn buys no
+//! extra attempts.
 
 use crate::store::Db;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
@@ -9,78 +10,59 @@ use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-/// An account regains one attempt a minute; an address one every two seconds.
-const ACCOUNT_PERIOD_MS: i64 = 60_000;
-const ADDRESS_PERIOD_MS: i64 = 2_000;
-
-pub struct LoginThrottle {
-    accounts: DefaultKeyedRateLimiter<String>,
-    addresses: DefaultKeyedRateLimiter<IpAddr>,
-    /// (per_account, per_address) bursts, for the shared count.
-    bursts: (u32, u32),
+/// `burst` attempts per key at once, then one per `period`.
+pub struct Limiter {
+    /// Prefix of this limiter's keys in the shared table.
+    name: &'static str,
+    period_ms: i64,
+    burst: u32,
+    local: DefaultKeyedRateLimiter<String>,
     /// The database that holds the shared count (PostgreSQL), if any.
     shared: Option<Db>,
 }
 
-impl LoginThrottle {
-    /// `per_account` attempts in a burst, then one a minute; `per_address` in a burst,
-    /// then one every two seconds.
-    pub fn new(per_account: u32, per_address: u32) -> LoginThrottle {
-        let burst = |n: u32| NonZeroU32::new(n.max(1)).expect("non-zero");
-        LoginThrottle {
-            accounts: RateLimiter::keyed(
-                Quota::with_period(Duration::from_millis(ACCOUNT_PERIOD_MS as u64))
-                    .expect("period")
-                    .allow_burst(burst(per_account)),
+impl Limiter {
+    pub fn new(name: &'static str, period: Duration, burst: u32) -> Limiter {
+        let burst = burst.max(1);
+        Limiter {
+            name,
+            period_ms: period.as_millis() as i64,
+            burst,
+            local: RateLimiter::keyed(
+                Quota::with_period(period)
+                    .expect("a non-zero period")
+                    .allow_burst(NonZeroU32::new(burst).expect("non-zero")),
             ),
-            addresses: RateLimiter::keyed(
-                Quota::with_period(Duration::from_millis(ADDRESS_PERIOD_MS as u64))
-                    .expect("period")
-                    .allow_burst(burst(per_address)),
-            ),
-            bursts: (per_account.max(1), per_address.max(1)),
             shared: None,
         }
     }
 
     /// Count in `db` (a PostgreSQL database other instances share) instead of in memory.
-    pub fn shared_in(mut self, db: Db) -> LoginThrottle {
-        self.shared = Some(db);
+    pub fn shared_in(mut self, db: Option<Db>) -> Limiter {
+        self.shared = db;
         self
     }
 
-    /// Take one attempt for this account and address; `Err(seconds)` when either is
-    /// exhausted (both are charged, so spraying many accounts from one address stops too).
-    pub async fn attempt(&self, username: &str, addr: IpAddr) -> Result<(), u64> {
-        let account = username.trim().to_lowercase();
+    /// Take one attempt for `key`: `Err(seconds)` to wait when its burst is spent.
+    pub async fn check(&self, key: &str) -> Result<(), u64> {
         if let Some(db) = &self.shared {
-            match self.attempt_shared(db, &account, addr).await {
-                Ok(r) => return r,
-                // The database is unreachable: sign-in fails anyway; count here meanwhile.
-                Err(e) => tracing::warn!(error = %e, "shared sign-in throttle unavailable"),
+            match take(db, &format!("{}:{key}", self.name), self.period_ms, self.burst).await {
+                Ok(None) => return Ok(()),
+                Ok(Some(wait)) => return Err(wait),
+                // The database is unreachable (then sign-in fails anyway): count here meanwhile.
+                Err(e) => tracing::warn!(error = %e, limiter = self.name, "shared rate limit unavailable"),
             }
         }
-        let a = self.accounts.check_key(&account);
-        let b = self.addresses.check_key(&addr);
         let clock = governor::clock::DefaultClock::default();
-        let wait = |r: Result<(), governor::NotUntil<_>>| {
-            r.err()
-                .map(|n| n.wait_time_from(governor::clock::Clock::now(&clock)).as_secs().max(1))
-        };
-        combine(wait(a), wait(b))
+        self.local
+            .check_key(&key.to_string())
+            .map_err(|n| n.wait_time_from(governor::clock::Clock::now(&clock)).as_secs().max(1))
     }
 
-    async fn attempt_shared(&self, db: &Db, account: &str, addr: IpAddr) -> Result<Result<(), u64>, sqlx::Error> {
-        let now = crate::store::now_ms();
-        let a = take(db, &format!("account:{account}"), ACCOUNT_PERIOD_MS, self.bursts.0, now).await?;
-        let b = take(db, &format!("address:{addr}"), ADDRESS_PERIOD_MS, self.bursts.1, now).await?;
-        Ok(combine(a, b))
-    }
-
-    /// Forget idle keys (called periodically so memory and the shared table stay bounded).
+    /// Forget idle keys (called periodically so memory and the shared table stay bounded;
+    /// a row whose time has passed counts as no row, whichever limiter wrote it).
     pub async fn retain_recent(&self) {
-        self.accounts.retain_recent();
-        self.addresses.retain_recent();
+        self.local.retain_recent();
         if let Some(db) = &self.shared {
             let _ = sqlx::query("DELETE FROM login_throttle WHERE tat_ms < $1")
                 .bind(crate::store::now_ms())
@@ -90,17 +72,11 @@ impl LoginThrottle {
     }
 }
 
-fn combine(a: Option<u64>, b: Option<u64>) -> Result<(), u64> {
-    match (a, b) {
-        (None, None) => Ok(()),
-        (x, y) => Err(x.unwrap_or(0).max(y.unwrap_or(0))),
-    }
-}
-
 /// One attempt against `key`'s shared GCRA state, in one statement (the row lock makes
 /// concurrent attempts on several instances count one after another): `None` when
 /// admitted, else the seconds to wait.
-async fn take(db: &Db, key: &str, period_ms: i64, burst: u32, now: i64) -> Result<Option<u64>, sqlx::Error> {
+async fn take(db: &Db, key: &str, period_ms: i64, burst: u32) -> Result<Option<u64>, sqlx::Error> {
+    let now = crate::store::now_ms();
     let tolerance = period_ms * (i64::from(burst) - 1);
     let admitted: Option<i64> = sqlx::query_scalar(
         "INSERT INTO login_throttle AS t (key, tat_ms) VALUES ($1, $2 + $3)
@@ -126,13 +102,45 @@ async fn take(db: &Db, key: &str, period_ms: i64, burst: u32, now: i64) -> Resul
     Ok(Some((wait_ms as u64).div_ceil(1000)))
 }
 
+/// Sign-in attempts: per account (a burst, then one a minute) and per client address (a
+/// burst, then one every two seconds).
+pub struct LoginThrottle {
+    accounts: Limiter,
+    addresses: Limiter,
+}
+
+impl LoginThrottle {
+    pub fn new(per_account: u32, per_address: u32, shared: Option<Db>) -> LoginThrottle {
+        LoginThrottle {
+            accounts: Limiter::new("account", Duration::from_secs(60), per_account).shared_in(shared.clone()),
+            addresses: Limiter::new("address", Duration::from_secs(2), per_address).shared_in(shared),
+        }
+    }
+
+    /// Take one attempt for this account and address; `Err(seconds)` when either is
+    /// exhausted (both are charged, so spraying many accounts from one address stops too).
+    pub async fn attempt(&self, username: &str, addr: IpAddr) -> Result<(), u64> {
+        let a = self.accounts.check(&username.trim().to_lowercase()).await;
+        let b = self.addresses.check(&addr.to_string()).await;
+        match (a.err(), b.err()) {
+            (None, None) => Ok(()),
+            (x, y) => Err(x.unwrap_or(0).max(y.unwrap_or(0))),
+        }
+    }
+
+    pub async fn retain_recent(&self) {
+        self.accounts.retain_recent().await;
+        self.addresses.retain_recent().await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[tokio::test]
     async fn an_account_is_throttled_after_its_burst_from_any_address() {
-        let t = LoginThrottle::new(3, 100);
+        let t = LoginThrottle::new(3, 100, None);
         let a: IpAddr = "10.0.0.1".parse().unwrap();
         let b: IpAddr = "10.0.0.2".parse().unwrap();
         assert!(t.attempt("ana", a).await.is_ok());
@@ -144,7 +152,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_address_is_throttled_across_accounts() {
-        let t = LoginThrottle::new(100, 2);
+        let t = LoginThrottle::new(100, 2, None);
         let a: IpAddr = "10.0.0.1".parse().unwrap();
         assert!(t.attempt("u1", a).await.is_ok());
         assert!(t.attempt("u2", a).await.is_ok());

@@ -97,7 +97,7 @@ impl Insight for ServerBackend {
         if value.is_empty() || value.len() > 4096 {
             return Err(AppError::Invalid("give the secret value (at most 4096 bytes)".into()));
         }
-        if self.lookups.check_key(&actor.username).is_err() {
+        if self.lookups.check(&actor.username).await.is_err() {
             return Err(AppError::Conflict(
                 "too many secret lookups in a short time; try again in a minute".into(),
             ));

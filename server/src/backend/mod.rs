@@ -41,9 +41,9 @@ pub struct ServerBackend {
     pub sealer: crate::store::sealed::Sealer,
     /// Secret lookups per user: each answers whether a guessed value was ever sent, so
     /// they are few (a burst of 10, then one every 6 s) as well as audited.
-    pub lookups: Arc<governor::DefaultKeyedRateLimiter<String>>,
+    pub lookups: Arc<crate::auth::throttle::Limiter>,
     /// Password checks to start break-glass, per user (a burst of 5, then one a minute).
-    pub password_checks: Arc<governor::DefaultKeyedRateLimiter<String>>,
+    pub password_checks: Arc<crate::auth::throttle::Limiter>,
     /// Break-glass in force, as the ledger last committed it.
     pub board: Arc<std::sync::RwLock<Vec<app::api::BreakGlassView>>>,
     pub break_glass_max_minutes: i64,

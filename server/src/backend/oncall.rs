@@ -36,7 +36,7 @@ impl OnCall for ServerBackend {
             return Err(AppError::Invalid(tr.f("srv.bg_minutes", &[("max", &max)])));
         }
         // The password again: a session left open on a phone is not enough. Few tries.
-        if self.password_checks.check_key(&actor.username).is_err() {
+        if self.password_checks.check(&actor.username).await.is_err() {
             return Err(AppError::Invalid(tr.t("srv.bg_too_many").into()));
         }
         let stored = users::by_username(&self.db, &actor.username)
