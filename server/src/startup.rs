@@ -98,6 +98,8 @@ impl Application {
         // Several instances may share a PostgreSQL database: each has a name of its own.
         let cluster = (store::Backend::of(&db) == store::Backend::Postgres).then(|| uuid::Uuid::new_v4().to_string());
         let several = cluster.is_some();
+        let instance_name = cluster.clone();
+        let policy_wake = Arc::new(tokio::sync::Notify::new());
         let follower = match &cluster {
             Some(instance) => {
                 let from = crate::realtime::cluster::Follower::start_at(&db)
@@ -112,6 +114,7 @@ impl Application {
                         waiters: waiters.clone(),
                         callbacks: callbacks_wake.clone(),
                         board: board.clone(),
+                        policy: policy_wake.clone(),
                     },
                     from,
                 ))
@@ -127,7 +130,7 @@ impl Application {
                 callbacks: callbacks_wake.clone(),
                 board: board.clone(),
                 policy: in_force.clone(),
-                cluster,
+                cluster: cluster.clone(),
             },
             ledger::Settings {
                 sealer: crate::store::sealed::Sealer::from_server_key(&key),
@@ -188,6 +191,8 @@ impl Application {
             path_cache: Default::default(),
             callback_guard: Arc::new(callback_guard(false)?),
             callbacks_wake,
+            policy_wake,
+            instance: instance_name,
             throttle: Arc::new(LoginThrottle::new(
                 config.login_burst_per_account,
                 config.login_burst_per_address,
@@ -265,6 +270,7 @@ impl Application {
             state.db.clone(),
             state.ledger.clone(),
             state.policy.clone(),
+            state.policy_wake.clone(),
         ));
         let hangup = tokio::spawn(crate::policies::reload_on_hangup(
             state.ledger.clone(),
@@ -382,6 +388,7 @@ pub fn router(state: AppState, sessions: store::sessions::Sessions) -> Router {
         ledger: state.ledger.clone(),
         policy: state.policy.clone(),
         search: state.search.clone(),
+        instance: state.instance.clone(),
         chain_check: state.chain_check.clone(),
         reviewers_read_audit: state.config.reviewers_read_audit,
         signer: state.signer.clone(),

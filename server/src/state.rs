@@ -50,6 +50,10 @@ pub struct StateParts {
     pub callback_guard: Arc<UrlGuard>,
     /// Wakes the callback dispatcher when the ledger queued a delivery.
     pub callbacks_wake: Arc<tokio::sync::Notify>,
+    /// Wakes the policy watcher when another instance put a policy in force.
+    pub policy_wake: Arc<tokio::sync::Notify>,
+    /// This instance's name among several on one PostgreSQL database (`realtime::cluster`).
+    pub instance: Option<String>,
     /// What auditors search, kept a moment behind the chain by a background task.
     pub search: crate::audit::index::SearchIndex,
     /// Seals raw arguments that held a secret (`store::sealed`).

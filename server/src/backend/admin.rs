@@ -25,7 +25,7 @@ impl UserAdmin for ServerBackend {
         .await
         .map_err(map)?;
         tracing::info!(actor = %actor.username, user = %u.username, role = %role, "user added");
-        self.hub.publish(LiveEvent::UsersChanged(UserChanged { user: u.id }));
+        self.users_changed(u.id).await;
         Ok(u)
     }
 
@@ -38,7 +38,7 @@ impl UserAdmin for ServerBackend {
             self.end_break_glass_of(actor, user_id, "the person is no longer on-call")
                 .await;
         }
-        self.hub.publish(LiveEvent::UsersChanged(UserChanged { user: user_id }));
+        self.users_changed(user_id).await;
         Ok(())
     }
 
@@ -55,7 +55,7 @@ impl UserAdmin for ServerBackend {
             self.end_break_glass_of(actor, user_id, "the account was disabled")
                 .await;
         }
-        self.hub.publish(LiveEvent::UsersChanged(UserChanged { user: user_id }));
+        self.users_changed(user_id).await;
         Ok(())
     }
 
@@ -67,6 +67,17 @@ impl UserAdmin for ServerBackend {
 }
 
 impl ServerBackend {
+    /// Tell the dashboards on this instance and on every other one.
+    async fn users_changed(&self, user: i64) {
+        let event = LiveEvent::UsersChanged(UserChanged { user });
+        if let Some(instance) = &self.instance {
+            if let Err(e) = crate::realtime::cluster::announce(&self.db, instance, std::slice::from_ref(&event)).await {
+                tracing::warn!(error = %e, "announcing a change of people to the other instances");
+            }
+        }
+        self.hub.publish(event);
+    }
+
     /// A break-glass does not outlive its owner's right to it.
     async fn end_break_glass_of(&self, actor: &UserView, user_id: i64, reason: &str) {
         let Ok(Some(u)) = users::by_id(&self.db, user_id).await else {

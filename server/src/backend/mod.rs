@@ -34,6 +34,8 @@ pub struct ServerBackend {
     pub ledger: Ledger,
     pub policy: crate::policies::InForce,
     pub search: crate::audit::index::SearchIndex,
+    /// This instance's name among several on one PostgreSQL database.
+    pub instance: Option<String>,
     pub chain_check: Arc<std::sync::Mutex<Option<ChainCheck>>>,
     pub reviewers_read_audit: bool,
     pub signer: crate::audit::checkpoint::Signer,

@@ -501,7 +501,13 @@ impl Writer {
             tx.state.seen_rowid = calls::last_rowid(tx.conn).await?;
         }
         if let Some(instance) = &self.shared.cluster {
-            crate::realtime::cluster::record(&mut conn, instance, &fx.publish, &fx.wake, fx.callbacks).await?;
+            let batch = crate::realtime::cluster::Batch {
+                events: &fx.publish,
+                wake: &fx.wake,
+                callbacks: fx.callbacks,
+                policy: fx.policy.is_some(),
+            };
+            crate::realtime::cluster::record(&mut conn, instance, batch).await?;
         }
         Ok((conn, head.seq))
     }

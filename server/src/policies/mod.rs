@@ -253,12 +253,16 @@ pub async fn apply_from_cli(
 }
 
 /// Follow changes recorded by other processes (the CLI, other instances): once a second,
-/// a newer change than the one in force is compiled and handed to the ledger.
-pub async fn watch(db: Db, ledger: Ledger, in_force: InForce) {
+/// or at once when `wake` says another instance put one in force, a newer change than the
+/// one in force is compiled and handed to the ledger.
+pub async fn watch(db: Db, ledger: Ledger, in_force: InForce, wake: Arc<tokio::sync::Notify>) {
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = wake.notified() => {}
+        }
         let Ok(latest) = rows::latest_change_id(&db).await else {
             continue;
         };

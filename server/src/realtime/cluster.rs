@@ -22,19 +22,25 @@ const KEEP_MS: i64 = 10 * 60 * 1000;
 const POLL: Duration = Duration::from_secs(1);
 const ROWS_PER_READ: i64 = 200;
 
+/// What a batch makes happen beyond its own instance.
+#[derive(Default)]
+pub struct Batch<'a> {
+    pub events: &'a [LiveEvent],
+    /// Calls whose long-polls wake.
+    pub wake: &'a [String],
+    /// A callback was queued.
+    pub callbacks: bool,
+    /// A policy was put in force: the others look for it now, not at their next poll.
+    pub policy: bool,
+}
+
 /// In the batch's transaction: what the other instances replay once it is committed.
-pub async fn record(
-    conn: &mut AnyConnection,
-    instance: &str,
-    events: &[LiveEvent],
-    wake: &[String],
-    callbacks: bool,
-) -> Result<(), sqlx::Error> {
-    if events.is_empty() && wake.is_empty() && !callbacks {
+pub async fn record(conn: &mut AnyConnection, instance: &str, b: Batch<'_>) -> Result<(), sqlx::Error> {
+    if b.events.is_empty() && b.wake.is_empty() && !b.callbacks && !b.policy {
         return Ok(());
     }
-    let events: Vec<[String; 2]> = events.iter().map(|e| [e.kind().to_string(), e.data()]).collect();
-    let data = json!({ "events": events, "wake": wake, "callbacks": callbacks }).to_string();
+    let events: Vec<[String; 2]> = b.events.iter().map(|e| [e.kind().to_string(), e.data()]).collect();
+    let data = json!({ "events": events, "wake": b.wake, "callbacks": b.callbacks, "policy": b.policy }).to_string();
     let seq: i64 =
         sqlx::query_scalar("INSERT INTO live_batches (instance, at_ms, data) VALUES ($1, $2, $3) RETURNING seq")
             .bind(instance)
@@ -50,6 +56,22 @@ pub async fn record(
     Ok(())
 }
 
+/// Live events made outside the ledger (the people an administrator changed), announced
+/// to the other instances in a transaction of their own.
+pub async fn announce(db: &Db, instance: &str, events: &[LiveEvent]) -> Result<(), sqlx::Error> {
+    let mut tx = db.begin().await?;
+    record(
+        &mut tx,
+        instance,
+        Batch {
+            events,
+            ..Batch::default()
+        },
+    )
+    .await?;
+    tx.commit().await
+}
+
 /// Replays the other instances' batches on this one.
 pub struct Follower {
     pub db: Db,
@@ -59,6 +81,8 @@ pub struct Follower {
     pub waiters: Arc<Waiters>,
     pub callbacks: Arc<Notify>,
     pub board: Arc<RwLock<Vec<BreakGlassView>>>,
+    /// Wakes the policy watcher (`policies::watch`).
+    pub policy: Arc<Notify>,
 }
 
 impl Follower {
@@ -163,6 +187,9 @@ impl Follower {
         }
         if batch["callbacks"].as_bool() == Some(true) {
             self.callbacks.notify_one();
+        }
+        if batch["policy"].as_bool() == Some(true) {
+            self.policy.notify_one();
         }
     }
 }

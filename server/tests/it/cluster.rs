@@ -265,3 +265,71 @@ async fn sign_in_attempts_are_counted_once_across_instances() {
     }
     drop(b);
 }
+
+/// What changes outside a call reaches the other instance's pages live too: a person
+/// added on A (announced by the administrator's request itself), and a policy applied on
+/// A (B puts it in force and says so).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn people_and_policy_changed_on_one_instance_reach_the_other_live() {
+    if !on_postgres() {
+        return;
+    }
+    let a = spawn_with(|c| {
+        let file = c.site_root.parent().unwrap().join("policy.toml");
+        std::fs::copy(workspace().join("policies/demo.toml"), &file).unwrap();
+        c.policy_file = file;
+    })
+    .await;
+    let b = spawn_beside(&a).await;
+    let on_a = a.admin_client().await;
+    let token = a.session_token(&on_a).await;
+    let on_b = b.login_ok(&a.admin.0, &a.admin.1).await;
+    let r = on_b
+        .get(b.url("/api/events"))
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let mut live = Box::pin(r.bytes_stream());
+
+    let r = on_a
+        .post(a.url("/api/users/add"))
+        .form(&[
+            ("csrf_token", token.as_str()),
+            ("username", "newcomer"),
+            ("password", "a long enough password"),
+            ("role", "auditor"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let seen = read_until(&mut live, |s| s.contains("event: users_changed")).await;
+    assert!(seen.contains("event: users_changed"), "{seen}");
+
+    let relaxed = std::fs::read_to_string(workspace().join("policies/demo.toml"))
+        .unwrap()
+        .replacen("name = \"demo\"", "name = \"demo-changed\"", 1);
+    assert!(relaxed.contains("demo-changed"), "the demo policy's name line changed");
+    let r = on_a
+        .post(a.url("/api/policy/apply"))
+        .form(&[("csrf_token", token.as_str()), ("source", relaxed.as_str())])
+        .send()
+        .await
+        .unwrap();
+    let out: Value = r.json().await.unwrap();
+    assert_eq!(out["ok"], true, "{out}");
+    let seen = read_until(&mut live, |s| s.contains("demo-changed")).await;
+    assert!(seen.contains("event: policy_changed"), "{seen}");
+    let ready: Value = client()
+        .get(b.url("/readyz"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ready["policy"]["version"], out["version"], "{ready}");
+    drop(b);
+}
