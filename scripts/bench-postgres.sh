@@ -66,6 +66,15 @@ wrk_run() { # OUT PORT CONNECTIONS REQUESTS
   wrk -t1 -c"$3" -d"${SECONDS_PER_RUN}s" --latency -s scripts/wrk-replay.lua "http://127.0.0.1:$2" -- \
     "$4" load 1 >"$1"
 }
+indexed() { psql "$URL" -tAc 'SELECT (SELECT coalesce(max(seq), 0) FROM audit_events) - (SELECT coalesce(max(seq), 0) FROM search_events)'; }
+settle() { # The audit search index (in the database) follows the chain a moment behind:
+  # each run starts once it has caught up, so a run measures its own load, not the
+  # indexing of the one before (the time it took is printed).
+  local t0=$SECONDS
+  until [ "$(indexed)" -le 0 ] || [ $((SECONDS - t0)) -gt 300 ]; do sleep 1; done
+  echo "# search index caught up in $((SECONDS - t0)) s" >&2
+}
+settle
 echo "# database before: $(stored) calls" >&2
 # 1. One instance, wrk with 64 connections.
 load --url "http://127.0.0.1:$A" --emit "$WORK/one.tsv" --total $((SECONDS_PER_RUN * 20000)) --mix realistic
@@ -73,6 +82,7 @@ b=$(stored); ca=$(cpu_ticks "$PID_A"); cp=$(postgres_ticks)
 wrk_run "$WORK/one.txt" "$A" 64 "$WORK/one.tsv"
 report "one instance, wrk -c64" $(( $(stored) - b )) $(( $(cpu_ticks "$PID_A") - ca )) $(( $(postgres_ticks) - cp )) "$WORK/one.txt"
 # 2. One instance, open loop at 1,000/s.
+settle
 load --url "http://127.0.0.1:$A" --mix realistic --rate 1000 --seconds "$SECONDS_PER_RUN" --server-pid "$PID_A" \
   | python3 -c 'import json, sys; r = json.load(sys.stdin); print("one instance, open loop 1,000/s:", {k: r[k] for k in r if k.startswith(("p50", "p99", "failed", "calls_per"))})'
 # 3. Two instances, wrk with 32 connections to each at once.
@@ -80,6 +90,7 @@ B="$(free_port)"
 instance "$B"; PID_B=$PID
 load --url "http://127.0.0.1:$A" --emit "$WORK/a.tsv" --total $((SECONDS_PER_RUN * 20000)) --mix realistic
 load --url "http://127.0.0.1:$B" --emit "$WORK/b.tsv" --total $((SECONDS_PER_RUN * 20000)) --mix realistic
+settle
 b=$(stored); ca=$(( $(cpu_ticks "$PID_A") + $(cpu_ticks "$PID_B") )); cp=$(postgres_ticks)
 wrk_run "$WORK/a.txt" "$A" 32 "$WORK/a.tsv" & W=$!
 wrk_run "$WORK/b.txt" "$B" 32 "$WORK/b.tsv"

@@ -152,6 +152,7 @@ impl Application {
         let signer = crate::audit::checkpoint::Signer::from_server_key(&key);
         let fingerprints = crate::audit::fingerprint::Fingerprinter::from_server_key(&key);
         let sealer = crate::store::sealed::Sealer::from_server_key(&key);
+        let throttle_shared = several.then(|| crate::auth::throttle::Shared::new(db.clone(), &key));
         config.notify.check()?;
         let links = crate::notify::links::Linker::new(&key, &config.notify.public_url);
         let notifier = crate::notify::Notifier::new(
@@ -196,7 +197,7 @@ impl Application {
             throttle: Arc::new(LoginThrottle::new(
                 config.login_burst_per_account,
                 config.login_burst_per_address,
-                several.then(|| db.clone()),
+                throttle_shared,
             )),
             policy: in_force,
             config: Arc::new(config),
@@ -381,7 +382,8 @@ async fn page_redirects(req: Request, next: Next) -> Response {
 
 pub fn router(state: AppState, sessions: store::sessions::Sessions) -> Router {
     // Several instances on one PostgreSQL database count guesses together.
-    let shared = (store::Backend::of(&state.db) == store::Backend::Postgres).then(|| state.db.clone());
+    let shared = (store::Backend::of(&state.db) == store::Backend::Postgres)
+        .then(|| crate::auth::throttle::Shared::new(state.db.clone(), &state.key));
     let backend = Arc::new(ServerBackend {
         db: state.db.clone(),
         hub: state.hub.clone(),

@@ -174,6 +174,12 @@ impl SearchIndex {
 
     /// Index one batch of events not yet indexed; answers how many.
     pub async fn step(&self) -> Result<usize, sqlx::Error> {
+        Ok(self.step_if(true).await?.unwrap_or(0))
+    }
+
+    /// One batch; on PostgreSQL, when another instance is adding one and `wait` is false,
+    /// `None` at once (the background task comes back later; a search waits).
+    async fn step_if(&self, wait: bool) -> Result<Option<usize>, sqlx::Error> {
         let _one = self.writer.lock().await;
         let backend = self.backend();
         // The transaction holds the index's write lock before it reads where the index
@@ -183,10 +189,17 @@ impl SearchIndex {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
             Backend::Postgres => {
                 let mut tx = self.pool.begin().await?;
-                sqlx::query("SELECT 1 FROM pg_advisory_xact_lock($1) AS locked")
-                    .bind(INDEX_LOCK)
-                    .execute(&mut *tx)
-                    .await?;
+                let locked: bool = if wait {
+                    sqlx::query_scalar("SELECT true FROM pg_advisory_xact_lock($1) AS locked")
+                } else {
+                    sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1) AS locked")
+                }
+                .bind(INDEX_LOCK)
+                .fetch_one(&mut *tx)
+                .await?;
+                if !locked {
+                    return Ok(None);
+                }
                 tx
             }
         };
@@ -217,7 +230,7 @@ impl SearchIndex {
         .fetch_all(&self.chain)
         .await?;
         let Some(last) = rows.last().map(|r| (r.0, r.10.clone())) else {
-            return Ok(0);
+            return Ok(Some(0));
         };
         let derived: Vec<Derived> = rows
             .into_iter()
@@ -289,7 +302,7 @@ impl SearchIndex {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        Ok(derived.len())
+        Ok(Some(derived.len()))
     }
 
     /// Index everything the chain holds now.
@@ -308,11 +321,12 @@ impl SearchIndex {
         self.pool.close().await;
     }
 
-    /// The background task: follow the chain a moment behind.
+    /// The background task: follow the chain a moment behind (on PostgreSQL, whichever
+    /// instance finds the index free adds the next batch).
     pub async fn run(self) {
         loop {
-            match self.step().await {
-                Ok(k) if k >= BATCH as usize => continue,
+            match self.step_if(false).await {
+                Ok(Some(k)) if k >= BATCH as usize => continue,
                 Ok(_) => tokio::time::sleep(Duration::from_millis(300)).await,
                 Err(e) => {
                     tracing::warn!(error = %e, "indexing the audit trail for search");

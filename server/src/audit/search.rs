@@ -114,9 +114,10 @@ pub(crate) fn fts_expression(text: &str) -> Fts {
         let word = word.trim_end_matches('*').to_string();
         terms.push((word, prefix));
     }
-    // A term without a letter or digit has no token to match (and FTS5 would reject it).
+    // A term without a word has nothing to match (and FTS5 would reject it); both
+    // databases see the same words (`super::words`).
     let had_any = !terms.is_empty();
-    terms.retain(|(w, _)| w.chars().any(char::is_alphanumeric));
+    terms.retain(|(w, _)| !super::words::words(w).is_empty());
     if terms.is_empty() {
         return if had_any { Fts::Nothing } else { Fts::None };
     }

@@ -2,7 +2,8 @@
 //! secret lookups and break-glass password checks per user. One instance counts in
 //! memory (`governor`); instances sharing a PostgreSQL database count in it
 //! (`login_throttle`, migration 0006), so trying guesses on each instance in turn buys no
-//! extra attempts.
+//! extra attempts. A key is stored as a keyed hash, never as typed: a password typed into
+//! the user-name field must not reach the database.
 
 use crate::store::Db;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
@@ -17,8 +18,35 @@ pub struct Limiter {
     period_ms: i64,
     burst: u32,
     local: DefaultKeyedRateLimiter<String>,
-    /// The database that holds the shared count (PostgreSQL), if any.
-    shared: Option<Db>,
+    /// Where the shared count is kept (PostgreSQL), if anywhere.
+    shared: Option<Shared>,
+}
+
+/// The database other instances share, and the key that hides what a row counts.
+#[derive(Clone)]
+pub struct Shared {
+    pub db: Db,
+    /// Derived from the server key, the same on every instance.
+    pub key: [u8; 32],
+}
+
+impl Shared {
+    pub fn new(db: Db, server_key: &crate::agents::ServerKey) -> Shared {
+        Shared {
+            db,
+            key: server_key.derive("airlock throttle keys v1"),
+        }
+    }
+
+    /// The row of `key` for limiter `name`: HMAC-SHA-256, 128 bits in hex.
+    fn row(&self, name: &str, key: &str) -> String {
+        use hmac::{KeyInit as _, Mac};
+        let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(&self.key).expect("any key length");
+        m.update(name.as_bytes());
+        m.update(b"\0");
+        m.update(key.as_bytes());
+        hex::encode(&m.finalize().into_bytes()[..16])
+    }
 }
 
 impl Limiter {
@@ -37,16 +65,16 @@ impl Limiter {
         }
     }
 
-    /// Count in `db` (a PostgreSQL database other instances share) instead of in memory.
-    pub fn shared_in(mut self, db: Option<Db>) -> Limiter {
-        self.shared = db;
+    /// Count in a PostgreSQL database other instances share instead of in memory.
+    pub fn shared_in(mut self, shared: Option<Shared>) -> Limiter {
+        self.shared = shared;
         self
     }
 
     /// Take one attempt for `key`: `Err(seconds)` to wait when its burst is spent.
     pub async fn check(&self, key: &str) -> Result<(), u64> {
-        if let Some(db) = &self.shared {
-            match take(db, &format!("{}:{key}", self.name), self.period_ms, self.burst).await {
+        if let Some(shared) = &self.shared {
+            match take(&shared.db, &shared.row(self.name, key), self.period_ms, self.burst).await {
                 Ok(None) => return Ok(()),
                 Ok(Some(wait)) => return Err(wait),
                 // The database is unreachable (then sign-in fails anyway): count here meanwhile.
@@ -63,10 +91,10 @@ impl Limiter {
     /// a row whose time has passed counts as no row, whichever limiter wrote it).
     pub async fn retain_recent(&self) {
         self.local.retain_recent();
-        if let Some(db) = &self.shared {
+        if let Some(shared) = &self.shared {
             let _ = sqlx::query("DELETE FROM login_throttle WHERE tat_ms < $1")
                 .bind(crate::store::now_ms())
-                .execute(db)
+                .execute(&shared.db)
                 .await;
         }
     }
@@ -110,7 +138,7 @@ pub struct LoginThrottle {
 }
 
 impl LoginThrottle {
-    pub fn new(per_account: u32, per_address: u32, shared: Option<Db>) -> LoginThrottle {
+    pub fn new(per_account: u32, per_address: u32, shared: Option<Shared>) -> LoginThrottle {
         LoginThrottle {
             accounts: Limiter::new("account", Duration::from_secs(60), per_account).shared_in(shared.clone()),
             addresses: Limiter::new("address", Duration::from_secs(2), per_address).shared_in(shared),

@@ -117,6 +117,9 @@ pub struct Effects {
     decisions: Vec<(&'static str, Option<&'static str>, &'static str)>,
     /// A policy to put in force: (policy, its version's row, the change's row).
     policy: Option<(Arc<Policy>, i64, i64)>,
+    /// The policy change was recorded here (not adopted from elsewhere): the other
+    /// instances are told to look for it.
+    policy_recorded: bool,
     /// Commands in the batch.
     commands: usize,
 }
@@ -505,7 +508,7 @@ impl Writer {
                 events: &fx.publish,
                 wake: &fx.wake,
                 callbacks: fx.callbacks,
-                policy: fx.policy.is_some(),
+                policy: fx.policy_recorded,
             };
             crate::realtime::cluster::record(&mut conn, instance, batch).await?;
         }
@@ -663,6 +666,7 @@ async fn record_policy(
     tx.audit(now, &crate::policies::applied_event(change, &current.version))
         .await?;
     tx.fx.policy = Some((new.clone(), version_id, change_id));
+    tx.fx.policy_recorded = true;
     applied.changed = true;
     Ok(applied)
 }

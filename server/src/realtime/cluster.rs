@@ -57,9 +57,11 @@ pub async fn record(conn: &mut AnyConnection, instance: &str, b: Batch<'_>) -> R
 }
 
 /// Live events made outside the ledger (the people an administrator changed), announced
-/// to the other instances in a transaction of their own.
+/// to the other instances in a transaction of their own. It takes the one write lock, as
+/// every batch does: followers read `seq > last`, so sequence numbers must become visible
+/// in order (a later number committed before an earlier one would be skipped).
 pub async fn announce(db: &Db, instance: &str, events: &[LiveEvent]) -> Result<(), sqlx::Error> {
-    let mut tx = db.begin().await?;
+    let mut tx = store::begin_write(db).await?;
     record(
         &mut tx,
         instance,

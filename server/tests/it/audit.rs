@@ -855,6 +855,7 @@ async fn free_text_finds_the_same_words_on_every_database() {
         ("w-back", "passwd etc in reverse order"),
         ("w-snake", "call write_file next"),
         ("w-cjk", "读取 文件 then report"),
+        ("w-marks", "नमस्ते и Ёлка が"),
     ] {
         let (s, v) = bot
             .propose(json!({"session_id": session, "tool": "read_file",
@@ -882,6 +883,10 @@ async fn free_text_finds_the_same_words_on_every_database() {
         ("write", vec!["w-snake"]),
         ("读取", vec!["w-cjk"]),
         ("读", vec![]),
+        ("नमस", vec!["w-marks"]),
+        ("ёлка", vec!["w-marks"]),
+        ("елка", vec![]),
+        ("か", vec![]),
         ("order", vec!["w-back", "w-cafe"]),
         ("order -", vec!["w-back", "w-cafe"]),
         ("order reverse", vec!["w-back"]),

@@ -208,6 +208,7 @@ async fn an_agents_rate_is_counted_once_across_instances() {
     let on_a = a.agent("bot").await;
     let mut on_b = on_a.clone();
     on_b.base = format!("http://{}", b.addr);
+    let started = std::time::Instant::now();
     let mut answers = Vec::new();
     for i in 0..6 {
         let agent = if i % 2 == 0 { &on_a } else { &on_b };
@@ -216,8 +217,10 @@ async fn an_agents_rate_is_counted_once_across_instances() {
         answers.push((msg.clone(), body.clone(), agent.propose_as(&msg, body).await));
     }
     let admitted = answers.iter().filter(|(_, _, (s, _))| *s == StatusCode::OK).count();
+    // One more a second: a slow machine may see a fourth admitted, never a sixth.
+    let refills = started.elapsed().as_secs() as usize;
     let statuses: Vec<StatusCode> = answers.iter().map(|(_, _, (s, _))| *s).collect();
-    assert_eq!(admitted, 3, "{statuses:?}");
+    assert!((3..=3 + refills).contains(&admitted), "{statuses:?} in {refills} s");
     let (msg, body, (_, refused)) = answers
         .iter()
         .find(|(_, _, (s, _))| *s == StatusCode::TOO_MANY_REQUESTS)
@@ -232,7 +235,7 @@ async fn an_agents_rate_is_counted_once_across_instances() {
         .fetch_one(&a.db)
         .await
         .unwrap();
-    assert_eq!(calls, 4);
+    assert_eq!(calls as usize, admitted + 1);
     drop(b);
 }
 

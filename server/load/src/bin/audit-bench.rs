@@ -1,6 +1,7 @@
 //! Benchmark of the auditor's desk on a realistic trail:
 //!
-//!   audit-bench --dir DIR [--events 1000000] [--sessions 1000] [--runs 40]
+//!   audit-bench --dir DIR [--events 1000000] [--sessions 1000] [--runs 40] [--database-url URL]
+//! (`--database-url postgres://…` measures PostgreSQL's index instead of DIR's SQLite files.)
 //!
 //! Fills `DIR/airlock.db` (once; a later run reuses it) with a chain of realistic events —
 //! calls received and decided by the policy, held calls decided by reviewers (some
@@ -239,10 +240,12 @@ fn rss_kib() -> u64 {
 async fn main() -> Result<(), String> {
     let mut a = std::env::args().skip(1);
     let (mut dir, mut events, mut sessions, mut runs) = (None, 1_000_000u64, 1000usize, 40usize);
+    let mut database_url: Option<String> = None;
     while let Some(k) = a.next() {
         let v = a.next().ok_or(format!("{k} needs a value"))?;
         match k.as_str() {
             "--dir" => dir = Some(std::path::PathBuf::from(v)),
+            "--database-url" => database_url = Some(v),
             "--events" => events = v.parse().map_err(|_| "--events: a number")?,
             "--sessions" => sessions = v.parse().map_err(|_| "--sessions: a number")?,
             "--runs" => runs = v.parse().map_err(|_| "--runs: a number")?,
@@ -250,8 +253,25 @@ async fn main() -> Result<(), String> {
         }
     }
     let dir = dir.ok_or("--dir DIR is required")?;
-    let url = secrecy::SecretString::from(format!("sqlite://{}/airlock.db", dir.display()));
+    let url = secrecy::SecretString::from(
+        database_url
+            .clone()
+            .unwrap_or_else(|| format!("sqlite://{}/airlock.db", dir.display())),
+    );
     let db = server::store::connect(&url).await?;
+    let postgres = server::store::Backend::of(&db) == server::store::Backend::Postgres;
+    // Bytes of the database and of the search index: files beside each other on SQLite,
+    // relations on PostgreSQL.
+    let size = |sql: &'static str, file: &'static str| {
+        let (db, dir) = (db.clone(), dir.clone());
+        async move {
+            if postgres {
+                sqlx::query_scalar::<_, i64>(sql).fetch_one(&db).await.unwrap_or(0) as u64
+            } else {
+                std::fs::metadata(dir.join(file)).map_or(0, |m| m.len())
+            }
+        }
+    };
     server::store::migrate(&db).await?;
     let vocab = vocabulary();
     let have: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM audit_events")
@@ -267,13 +287,13 @@ async fn main() -> Result<(), String> {
         .fetch_one(&db)
         .await
         .map_err(|e| e.to_string())?;
-    let db_bytes = std::fs::metadata(dir.join("airlock.db")).map_or(0, |m| m.len());
+    let db_bytes = size("SELECT pg_database_size(current_database())", "airlock.db").await;
 
     let index = SearchIndex::open(&dir.join("airlock-search.db"), db.clone()).await?;
     let started = Instant::now();
     let indexed = index.catch_up().await.map_err(|e| e.to_string())?;
     let index_s = started.elapsed().as_secs_f64();
-    let index_bytes = std::fs::metadata(dir.join("airlock-search.db")).map_or(0, |m| m.len());
+    let index_bytes = size("SELECT pg_total_relation_size('search_events')", "airlock-search.db").await;
 
     // Search: each kind of query with `runs` different values.
     let mut r = Rng(0xbeef);
