@@ -2,8 +2,10 @@
 -- facts auditors filter on, a one-line summary, and the event's redacted words as a
 -- tsvector built by the server (server/src/audit/words.rs, the same words SQLite's FTS5
 -- sees) under a GIN index. It can be emptied at any time: the server indexes the chain
--- again. Not append-only, not part of the record.
-CREATE TABLE search_events (
+-- again. Not append-only, not part of the record. UNLOGGED: derived data writes no WAL
+-- (the ingest path's commits do not wait behind the index's WAL); after a crash
+-- PostgreSQL empties both tables and the server indexes the chain again.
+CREATE UNLOGGED TABLE search_events (
     seq      BIGINT   PRIMARY KEY,
     at_ms    BIGINT   NOT NULL,
     kind     TEXT     NOT NULL,
@@ -34,7 +36,7 @@ CREATE INDEX search_events_source ON search_events (source, seq) WHERE source IS
 CREATE INDEX search_events_reviewer ON search_events (reviewer, seq) WHERE reviewer IS NOT NULL;
 CREATE INDEX search_events_kind ON search_events (kind, seq);
 CREATE INDEX search_events_call ON search_events (call_id, seq) WHERE call_id IS NOT NULL;
-CREATE TABLE search_head (
+CREATE UNLOGGED TABLE search_head (
     id    INTEGER PRIMARY KEY CHECK (id = 1),
     seq   BIGINT  NOT NULL,
     hash  BYTEA   NOT NULL
