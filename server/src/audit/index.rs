@@ -232,27 +232,37 @@ impl SearchIndex {
         let Some(last) = rows.last().map(|r| (r.0, r.10.clone())) else {
             return Ok(Some(0));
         };
-        let derived: Vec<Derived> = rows
-            .into_iter()
-            .map(
-                |(seq, at_ms, kind, actor, call_id, session, data, agent, tool, trace, _)| {
-                    let data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
-                    derive(
-                        Event {
-                            seq,
-                            at_ms,
-                            kind,
-                            actor,
-                            call_id,
-                            session,
-                            data,
-                        },
-                        Call { agent, tool, trace },
-                    )
-                },
-            )
-            .collect();
-        for chunk in derived.chunks(500) {
+        // Parsing events and making their words is CPU work: off the async workers, which
+        // serve requests meanwhile.
+        let postgres = backend == Backend::Postgres;
+        let derived: Vec<(Derived, Option<String>)> = tokio::task::spawn_blocking(move || {
+            rows.into_iter()
+                .map(
+                    |(seq, at_ms, kind, actor, call_id, session, data, agent, tool, trace, _)| {
+                        let data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
+                        let d = derive(
+                            Event {
+                                seq,
+                                at_ms,
+                                kind,
+                                actor,
+                                call_id,
+                                session,
+                                data,
+                            },
+                            Call { agent, tool, trace },
+                        );
+                        let words = postgres.then(|| super::words::tsvector(&d.text));
+                        (d, words)
+                    },
+                )
+                .collect()
+        })
+        .await
+        .map_err(|e| sqlx::Error::Protocol(format!("indexing a batch: {e}")))?;
+        // Small statements: PostgreSQL's backend works in short bursts between the
+        // ledger's commits, not one long one.
+        for chunk in derived.chunks(if postgres { 100 } else { 500 }) {
             let mut q = Sql::new(
                 backend,
                 "INSERT INTO search_events (seq, at_ms, kind, actor, agent, session, trace, call_id, tool, status,
@@ -263,7 +273,7 @@ impl SearchIndex {
             } else {
                 ") VALUES "
             });
-            q.rows(chunk, |r, d| {
+            q.rows(chunk, |r, (d, words)| {
                 r.bind(d.seq)
                     .bind(d.at_ms)
                     .bind(d.kind.as_str())
@@ -279,15 +289,15 @@ impl SearchIndex {
                     .bind(d.source.as_deref())
                     .bind(d.reviewer.as_deref())
                     .bind(d.summary.as_str());
-                if backend == Backend::Postgres {
-                    r.bind_as(super::words::tsvector(&d.text), "tsvector");
+                if let Some(words) = words {
+                    r.bind_as(words.as_str(), "tsvector");
                 }
             });
             q.push(" ON CONFLICT (seq) DO NOTHING");
             q.execute(&mut *tx).await?;
             if backend == Backend::Sqlite {
                 let mut q = Sql::new(backend, "INSERT INTO search_fts (rowid, text) VALUES ");
-                q.rows(chunk, |r, d| {
+                q.rows(chunk, |r, (d, _)| {
                     r.bind(d.seq).bind(d.text.as_str());
                 });
                 q.execute(&mut *tx).await?;
