@@ -98,7 +98,6 @@ impl Application {
         // Several instances may share a PostgreSQL database: each has a name of its own.
         let cluster = (store::Backend::of(&db) == store::Backend::Postgres).then(|| uuid::Uuid::new_v4().to_string());
         let several = cluster.is_some();
-        let instance_name = cluster.clone();
         let policy_wake = Arc::new(tokio::sync::Notify::new());
         let follower = match &cluster {
             Some(instance) => {
@@ -193,7 +192,7 @@ impl Application {
             callback_guard: Arc::new(callback_guard(false)?),
             callbacks_wake,
             policy_wake,
-            instance: instance_name,
+            instance: cluster,
             throttle: Arc::new(LoginThrottle::new(
                 config.login_burst_per_account,
                 config.login_burst_per_address,

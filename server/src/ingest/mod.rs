@@ -82,13 +82,11 @@ pub async fn propose(State(state): State<AppState>, req: SignedRequest<Webhook>)
         if let Err(not_until) = limiter.check_key(&agent.to_string()) {
             let clock = governor::clock::DefaultClock::default();
             let wait = not_until.wait_time_from(governor::clock::Clock::now(&clock));
-            return Err(ApiError::RateLimited {
-                message: format!(
-                    "this agent sends more than {} proposals per second; retry after the pause",
-                    state.config.agent_rate_per_second
-                ),
+            // The same refusal as the ledger's count shared by instances (`ledger::agent_rate`).
+            return Err(ApiError::Ledger(LedgerError::RateLimited {
+                per_second: state.config.agent_rate_per_second,
                 retry_after: wait.as_secs_f64().ceil() as u64,
-            });
+            }));
         }
     }
     // One policy for the whole request, whatever a reload does meanwhile.

@@ -198,7 +198,7 @@ pub async fn ingest(
         let mut admitted = None;
         if let Some(rate) = tx.state.settings.agent_rate {
             let tat = policy::Usage::tat_ms(&tx.state.usage, agent_rate::BUDGET, &job.agent);
-            match rate.admit(tat, agent_rate::now_us()) {
+            match rate.admit(tat, store::now_us()) {
                 Ok(tat) => admitted = Some(tat),
                 Err(wait_us) => {
                     answers.push(Err(LedgerError::RateLimited {

@@ -46,13 +46,6 @@ impl AgentRate {
     }
 }
 
-/// Microseconds since the Unix epoch.
-pub fn now_us() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as i64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

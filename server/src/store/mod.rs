@@ -171,6 +171,13 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// Microseconds since the Unix epoch.
+pub fn now_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
+}
+
 /// A write transaction that holds the database's one write lock from its start, so
 /// reading the audit head and appending after it cannot interleave with another writer
 /// (the CLI, or another instance): SQLite's `BEGIN IMMEDIATE`; on PostgreSQL a

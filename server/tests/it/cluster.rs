@@ -20,6 +20,21 @@ fn write(session: &str, path: &str) -> Value {
     json!({"session_id": session, "tool": "write_file", "arguments": {"path": path, "content": "# Report"}})
 }
 
+/// The live-event stream of `app` as the signed-in client `c` sees it.
+async fn live_events(
+    c: &reqwest::Client,
+    app: &TestApp,
+) -> std::pin::Pin<Box<impl futures::Stream<Item = reqwest::Result<axum::body::Bytes>>>> {
+    let r = c
+        .get(app.url("/api/events"))
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    Box::pin(r.bytes_stream())
+}
+
 /// Reads a live stream until `want` holds for what arrived, or 10 s pass.
 async fn read_until(
     body: &mut (impl futures::Stream<Item = reqwest::Result<axum::body::Bytes>> + Unpin),
@@ -47,15 +62,7 @@ async fn a_call_sent_to_one_instance_is_seen_decided_and_answered_through_the_ot
     let b = spawn_beside(&a).await;
     let agent = a.agent("bot").await;
     let rita = reviewer(&b, "rita", Role::Reviewer).await;
-    let r = rita
-        .c
-        .get(b.url("/api/events"))
-        .timeout(Duration::from_secs(30))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::OK);
-    let mut live = Box::pin(r.bytes_stream());
+    let mut live = live_events(&rita.c, &b).await;
 
     // Proposed on A, held: B's reviewer sees it arrive.
     let id = held(&agent, write("s", "out/a.md")).await;
@@ -287,14 +294,7 @@ async fn people_and_policy_changed_on_one_instance_reach_the_other_live() {
     let on_a = a.admin_client().await;
     let token = a.session_token(&on_a).await;
     let on_b = b.login_ok(&a.admin.0, &a.admin.1).await;
-    let r = on_b
-        .get(b.url("/api/events"))
-        .timeout(Duration::from_secs(30))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::OK);
-    let mut live = Box::pin(r.bytes_stream());
+    let mut live = live_events(&on_b, &b).await;
 
     let r = on_a
         .post(a.url("/api/users/add"))
@@ -325,14 +325,7 @@ async fn people_and_policy_changed_on_one_instance_reach_the_other_live() {
     assert_eq!(out["ok"], true, "{out}");
     let seen = read_until(&mut live, |s| s.contains("demo-changed")).await;
     assert!(seen.contains("event: policy_changed"), "{seen}");
-    let ready: Value = client()
-        .get(b.url("/readyz"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let ready = b.ready().await;
     assert_eq!(ready["policy"]["version"], out["version"], "{ready}");
     drop(b);
 }

@@ -358,6 +358,18 @@ impl TestApp {
         self.login_ok(name, pw).await
     }
 
+    /// What `/readyz` answers (the policy in force, the database, …).
+    pub async fn ready(&self) -> serde_json::Value {
+        client()
+            .get(self.url("/readyz"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     /// The CSRF token of a signed-in session (from the session server function).
     pub async fn session_token(&self, c: &Client) -> String {
         let v: serde_json::Value = c

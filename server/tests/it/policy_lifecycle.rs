@@ -123,14 +123,7 @@ async fn an_admin_applies_a_policy_from_the_page_and_the_next_call_is_decided_un
         ("allowed".into(), v2.clone())
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), relaxed());
-    let ready: Value = client()
-        .get(app.url("/readyz"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let ready = app.ready().await;
     assert_eq!(ready["policy"]["version"], v2.as_str());
     // A call held before the change keeps the version it was held under.
     let (_, call) = agent.get(&held_id, 0).await;
