@@ -31,6 +31,18 @@ const BATCH: i64 = 4000;
 const MAX_TEXT: usize = 16 * 1024;
 /// The advisory lock key of the one indexer on PostgreSQL ("airlock search", shortened).
 const INDEX_LOCK: i64 = 0x0061_6972_7365_6172;
+/// Events per statement of the background indexer: each statement a short burst.
+const PACED_ROWS: usize = 25;
+/// Events per batch of the background indexer: a search waits for at most one such batch.
+const PACED_BATCH: i64 = 500;
+
+/// How a batch is written: as fast as it goes (a search waits for it) or in short bursts
+/// with rests between them (the background task, beside live traffic).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pace {
+    Full,
+    Yield,
+}
 
 const SQLITE_SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS search_events (
@@ -174,12 +186,12 @@ impl SearchIndex {
 
     /// Index one batch of events not yet indexed; answers how many.
     pub async fn step(&self) -> Result<usize, sqlx::Error> {
-        Ok(self.step_if(true).await?.unwrap_or(0))
+        Ok(self.step_if(true, Pace::Full).await?.unwrap_or(0))
     }
 
     /// One batch; on PostgreSQL, when another instance is adding one and `wait` is false,
     /// `None` at once (the background task comes back later; a search waits).
-    async fn step_if(&self, wait: bool) -> Result<Option<usize>, sqlx::Error> {
+    async fn step_if(&self, wait: bool, pace: Pace) -> Result<Option<usize>, sqlx::Error> {
         let _one = self.writer.lock().await;
         let backend = self.backend();
         // The transaction holds the index's write lock before it reads where the index
@@ -226,54 +238,61 @@ impl SearchIndex {
              WHERE e.seq > $1 ORDER BY e.seq LIMIT $2",
         )
         .bind(after)
-        .bind(BATCH)
+        .bind(if pace == Pace::Full { BATCH } else { PACED_BATCH })
         .fetch_all(&self.chain)
         .await?;
         let Some(last) = rows.last().map(|r| (r.0, r.10.clone())) else {
             return Ok(Some(0));
         };
-        // Parsing events and making their words is CPU work: off the async workers, which
-        // serve requests meanwhile.
+        let count = rows.len();
         let postgres = backend == Backend::Postgres;
-        let derived: Vec<(Derived, Option<String>)> = tokio::task::spawn_blocking(move || {
-            rows.into_iter()
-                .map(
-                    |(seq, at_ms, kind, actor, call_id, session, data, agent, tool, trace, _)| {
-                        let data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
-                        let d = derive(
-                            Event {
-                                seq,
-                                at_ms,
-                                kind,
-                                actor,
-                                call_id,
-                                session,
-                                data,
-                            },
-                            Call { agent, tool, trace },
-                        );
-                        let words = postgres.then(|| super::words::tsvector(&d.text));
-                        (d, words)
-                    },
-                )
-                .collect()
-        })
-        .await
-        .map_err(|e| sqlx::Error::Protocol(format!("indexing a batch: {e}")))?;
-        // Small statements: PostgreSQL's backend works in short bursts between the
-        // ledger's commits, not one long one.
-        for chunk in derived.chunks(if postgres { 100 } else { 500 }) {
+        let rows_per_statement = match (pace, postgres) {
+            (Pace::Yield, _) => PACED_ROWS,
+            (Pace::Full, true) => 100,
+            (Pace::Full, false) => 500,
+        };
+        let mut rows = rows.into_iter();
+        loop {
+            let chunk: Vec<Row> = rows.by_ref().take(rows_per_statement).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            let started = std::time::Instant::now();
+            // Parsing events and making their words is CPU work: off the async workers,
+            // which serve requests meanwhile.
+            let derived: Vec<(Derived, Option<String>)> = tokio::task::spawn_blocking(move || {
+                chunk
+                    .into_iter()
+                    .map(
+                        |(seq, at_ms, kind, actor, call_id, session, data, agent, tool, trace, _)| {
+                            let data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
+                            let d = derive(
+                                Event {
+                                    seq,
+                                    at_ms,
+                                    kind,
+                                    actor,
+                                    call_id,
+                                    session,
+                                    data,
+                                },
+                                Call { agent, tool, trace },
+                            );
+                            let words = postgres.then(|| super::words::tsvector(&d.text));
+                            (d, words)
+                        },
+                    )
+                    .collect()
+            })
+            .await
+            .map_err(|e| sqlx::Error::Protocol(format!("indexing a batch: {e}")))?;
             let mut q = Sql::new(
                 backend,
                 "INSERT INTO search_events (seq, at_ms, kind, actor, agent, session, trace, call_id, tool, status,
                  layer, rule, source, reviewer, summary",
             );
-            q.push(if backend == Backend::Postgres {
-                ", words) VALUES "
-            } else {
-                ") VALUES "
-            });
-            q.rows(chunk, |r, (d, words)| {
+            q.push(if postgres { ", words) VALUES " } else { ") VALUES " });
+            q.rows(&derived, |r, (d, words)| {
                 r.bind(d.seq)
                     .bind(d.at_ms)
                     .bind(d.kind.as_str())
@@ -295,12 +314,17 @@ impl SearchIndex {
             });
             q.push(" ON CONFLICT (seq) DO NOTHING");
             q.execute(&mut *tx).await?;
-            if backend == Backend::Sqlite {
+            if !postgres {
                 let mut q = Sql::new(backend, "INSERT INTO search_fts (rowid, text) VALUES ");
-                q.rows(chunk, |r, (d, _)| {
+                q.rows(&derived, |r, (d, _)| {
                     r.bind(d.seq).bind(d.text.as_str());
                 });
                 q.execute(&mut *tx).await?;
+            }
+            if pace == Pace::Yield {
+                // As long again at rest: the index takes at most half of a core, in bursts
+                // short enough that the ledger's commits never queue long behind them.
+                tokio::time::sleep(started.elapsed()).await;
             }
         }
         sqlx::query(
@@ -312,7 +336,7 @@ impl SearchIndex {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        Ok(Some(derived.len()))
+        Ok(Some(count))
     }
 
     /// Index everything the chain holds now.
@@ -335,8 +359,8 @@ impl SearchIndex {
     /// instance finds the index free adds the next batch).
     pub async fn run(self) {
         loop {
-            match self.step_if(false).await {
-                Ok(Some(k)) if k >= BATCH as usize => continue,
+            match self.step_if(false, Pace::Yield).await {
+                Ok(Some(k)) if k >= PACED_BATCH as usize => continue,
                 Ok(_) => tokio::time::sleep(Duration::from_millis(300)).await,
                 Err(e) => {
                     tracing::warn!(error = %e, "indexing the audit trail for search");

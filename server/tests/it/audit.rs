@@ -767,6 +767,76 @@ async fn an_index_that_no_longer_matches_its_chain_is_rebuilt() {
     app.stop().await.unwrap();
 }
 
+/// The background indexer writes in short paced bursts and several batches; it still
+/// indexes every event once, in order, as a search's full-speed catch-up would.
+#[tokio::test]
+async fn the_paced_background_indexer_indexes_every_event_once() {
+    let app = spawn_with(|c| c.agent_rate_per_second = 0).await;
+    let bot = app.agent("bot").await;
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..540 {
+        let bot = bot.clone();
+        calls.spawn(async move {
+            let (status, body) = bot
+                .propose(json!({"session_id": "s-pace", "tool": "read_file",
+                                "arguments": {"path": format!("notes/paced{i}x.md")}}))
+                .await;
+            assert!(status.is_success(), "{body}");
+        });
+        if calls.len() >= 32 {
+            calls.join_next().await.unwrap().unwrap();
+        }
+    }
+    while let Some(done) = calls.join_next().await {
+        done.unwrap();
+    }
+    // A new, empty index of the same chain, filled by background tasks only (on
+    // PostgreSQL the server's own indexer shares the work).
+    let dir = tempfile::tempdir().unwrap();
+    if app.database_url.starts_with("postgres") {
+        sqlx::query("TRUNCATE search_events, search_head")
+            .execute(&app.db)
+            .await
+            .unwrap();
+    }
+    let index = server::audit::index::SearchIndex::open(&dir.path().join("fresh.db"), app.db.clone())
+        .await
+        .unwrap();
+    let (indexed, chain) = index.progress().await.unwrap();
+    assert_eq!(indexed, 0);
+    assert!(chain > 540, "{chain}");
+    let task = tokio::spawn(index.clone().run());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while index.progress().await.unwrap().0 < chain {
+        assert!(std::time::Instant::now() < deadline, "{:?}", index.progress().await);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    task.abort();
+    let plan = |q: &str| {
+        server::audit::search::plan(
+            &app::api::AuditQuery {
+                q: q.into(),
+                ..Default::default()
+            },
+            server::store::now_ms(),
+        )
+        .unwrap()
+    };
+    let (all, more) = server::audit::search::page(&index, &plan(""), 10_000).await.unwrap();
+    assert!(more.is_none());
+    let mut seqs: Vec<i64> = all.iter().map(|h| h.seq).collect();
+    seqs.sort_unstable();
+    let last = *seqs.last().unwrap();
+    assert!(last >= chain);
+    assert_eq!(seqs, (1..=last).collect::<Vec<_>>());
+    for word in ["paced0x", "paced539x"] {
+        let (hits, _) = server::audit::search::page(&index, &plan(word), 10).await.unwrap();
+        assert_eq!(hits.len(), 1, "{word}: {hits:?}");
+    }
+    index.close().await;
+    app.stop().await.unwrap();
+}
+
 /// Each call writes one event, holding each fact once: no webhook-id (the call row keeps
 /// it), the policy by its version's first 16 hex digits, the usual decision values left
 /// out; readers (search, timelines) see them filled back in, and the chain verifies.
