@@ -2,7 +2,8 @@
 //!
 //! Handlers send commands over a channel; the ledger takes whatever has queued up (up to
 //! `MAX_BATCH`), applies each inside one write transaction (`store::begin_write`: SQLite's
-//! `BEGIN IMMEDIATE`, PostgreSQL's advisory lock), commits once (group commit,
+//! `BEGIN IMMEDIATE`, PostgreSQL's advisory lock) on a connection of its own
+//! (`store::writer`, whose caches stay warm), commits once (group commit,
 //! `synchronous = FULL`) and only then answers. So nothing is acknowledged before it is on
 //! disk, a slow disk is paid once per batch instead of once per call, and budgets and the
 //! audit chain have a single, serial writer at a time. Several instances on one
@@ -342,6 +343,8 @@ impl Tx<'_> {
 
 struct Writer {
     db: Db,
+    /// The one connection the batches are written on (`store::writer`).
+    write: Db,
     state: State,
     shared: Shared,
     /// The chain's head as this writer left it: another head means another writer wrote.
@@ -364,11 +367,13 @@ pub async fn start(
             .seq
     };
     let state = State::load(&db, policy, settings).await?;
+    let write = store::writer(&db).await?;
     *shared.board.write().unwrap_or_else(|p| p.into_inner()) = state.break_glass.list();
     let (tx, rx) = mpsc::channel(QUEUE);
     let task = tokio::spawn(
         Writer {
             db,
+            write,
             state,
             shared,
             head_seq,
@@ -458,7 +463,7 @@ impl Writer {
         rx: &mut mpsc::Receiver<Command>,
         fx: &mut Effects,
     ) -> Result<(sqlx::Transaction<'static, sqlx::Any>, i64), sqlx::Error> {
-        let mut conn = store::begin_write(&self.db).await?;
+        let mut conn = store::begin_write(&self.write).await?;
         // What arrived while waiting for the lock (another instance held it) joins this batch.
         while batch.len() < MAX_BATCH {
             match rx.try_recv() {

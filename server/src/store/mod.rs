@@ -89,15 +89,7 @@ async fn connect_sqlite(url: &str) -> Result<Db, String> {
         format!("{url}?mode=rwc")
     };
     let opts = AnyConnectOptions::from_str(&create).map_err(|e| format!("database_url: {e}"))?;
-    AnyPoolOptions::new()
-        .max_connections(8)
-        .after_connect(|conn, _| {
-            Box::pin(async move {
-                conn.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON")
-                    .await?;
-                Ok(())
-            })
-        })
+    pool_options(Backend::Sqlite, 8)
         .connect_with(opts)
         .await
         .map_err(|e| format!("open database: {e}"))
@@ -105,9 +97,38 @@ async fn connect_sqlite(url: &str) -> Result<Db, String> {
 
 async fn connect_postgres(url: &str) -> Result<Db, String> {
     let opts = AnyConnectOptions::from_str(url).map_err(|e| format!("database_url: {e}"))?;
-    AnyPoolOptions::new()
-        .max_connections(16)
+    pool_options(Backend::Postgres, 16)
         .connect_with(opts)
+        .await
+        .map_err(|e| format!("open database: {e}"))
+}
+
+/// A pool of `max` connections, each set up for the backend.
+fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
+    let options = AnyPoolOptions::new().max_connections(max);
+    match backend {
+        // A SQLite connection does not go stale: no test query (a round trip to its worker
+        // thread) before each use.
+        Backend::Sqlite => options.test_before_acquire(false).after_connect(|conn, _| {
+            Box::pin(async move {
+                conn.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON")
+                    .await?;
+                Ok(())
+            })
+        }),
+        Backend::Postgres => options,
+    }
+}
+
+/// The ledger's own connection to the database of `db`, as a pool of one (replaced if it
+/// breaks). One writer on one connection keeps that connection's caches warm: SQLite drops
+/// a connection's page cache whenever another connection wrote, and both databases keep
+/// prepared statements per connection, so a writer that took the next idle connection of a
+/// shared pool for each batch read its pages and prepared its statements again.
+pub async fn writer(db: &Db) -> Result<Db, String> {
+    let options = (*db.connect_options()).clone();
+    pool_options(Backend::of(db), 1)
+        .connect_with(options)
         .await
         .map_err(|e| format!("open database: {e}"))
 }
