@@ -317,6 +317,7 @@ impl Application {
             tracing::warn!(error = %e, "signing the audit checkpoint at shutdown");
         }
         state.search.close().await;
+        state.ledger.close().await;
         state.db.close().await;
         result
     }

@@ -119,9 +119,17 @@ pub enum LedgerError {
 #[derive(Clone)]
 pub struct Ledger {
     pub(super) tx: mpsc::Sender<Command>,
+    /// The writer's connection, closed at shutdown.
+    pub(super) write: crate::store::Db,
 }
 
 impl Ledger {
+    /// At shutdown: wait for the batch being written, then close the writer's connection
+    /// (a later command is answered "unavailable").
+    pub async fn close(&self) {
+        self.write.close().await;
+    }
+
     pub async fn send(&self, cmd: Command) -> Result<(), LedgerError> {
         self.tx.send(cmd).await.map_err(|_| LedgerError::Unavailable)
     }

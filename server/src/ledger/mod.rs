@@ -373,14 +373,14 @@ pub async fn start(
     let task = tokio::spawn(
         Writer {
             db,
-            write,
+            write: write.clone(),
             state,
             shared,
             head_seq,
         }
         .run(rx),
     );
-    Ok((Ledger { tx }, task))
+    Ok((Ledger { tx, write }, task))
 }
 
 impl Writer {

@@ -96,6 +96,26 @@ async fn every_decision_path_answers_with_its_layer_and_rule() {
     );
 }
 
+/// A server that stops closes every connection to its SQLite file, the ledger's own among
+/// them: SQLite then folds the write-ahead log into the file and removes it.
+#[tokio::test]
+async fn a_stopped_server_leaves_its_sqlite_file_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_in(dir.path()).await;
+    if app.database_url.starts_with("postgres") {
+        eprintln!("SQLite only");
+        return app.stop().await.unwrap();
+    }
+    let agent = app.agent("bot").await;
+    let (status, body) = agent
+        .propose(json!({"session_id": "s", "tool": "read_file", "arguments": {"path": "notes/a.md"}}))
+        .await;
+    assert!(status.is_success(), "{body}");
+    assert!(dir.path().join("keep.db-wal").exists());
+    app.stop().await.unwrap();
+    assert!(!dir.path().join("keep.db-wal").exists());
+}
+
 #[tokio::test]
 async fn budgets_and_recent_webhook_ids_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
