@@ -739,6 +739,18 @@ async fn rewrite_from(db: &server::store::Db, from: i64) {
     }
 }
 
+/// The search plan of a free-text query, for searching an index directly.
+fn text_plan(q: &str) -> server::audit::search::Plan {
+    server::audit::search::plan(
+        &app::api::AuditQuery {
+            q: q.into(),
+            ..Default::default()
+        },
+        server::store::now_ms(),
+    )
+    .unwrap()
+}
+
 #[tokio::test]
 async fn an_index_that_no_longer_matches_its_chain_is_rebuilt() {
     let app = spawn_app().await;
@@ -753,15 +765,9 @@ async fn an_index_that_no_longer_matches_its_chain_is_rebuilt() {
         .await
         .unwrap();
     index.catch_up().await.unwrap();
-    let plan = server::audit::search::plan(
-        &app::api::AuditQuery {
-            q: "rewritten".into(),
-            ..Default::default()
-        },
-        server::store::now_ms(),
-    )
-    .unwrap();
-    let (hits, _) = server::audit::search::page(&index, &plan, 50).await.unwrap();
+    let (hits, _) = server::audit::search::page(&index, &text_plan("rewritten"), 50)
+        .await
+        .unwrap();
     assert_eq!(hits.iter().map(|h| h.seq).collect::<Vec<_>>(), [2], "{hits:?}");
     index.close().await;
     app.stop().await.unwrap();
@@ -793,7 +799,7 @@ async fn the_paced_background_indexer_indexes_every_event_once() {
     // A new, empty index of the same chain, filled by background tasks only (on
     // PostgreSQL the server's own indexer shares the work).
     let dir = tempfile::tempdir().unwrap();
-    if app.database_url.starts_with("postgres") {
+    if postgres().is_some() {
         sqlx::query("TRUNCATE search_events, search_head")
             .execute(&app.db)
             .await
@@ -812,17 +818,9 @@ async fn the_paced_background_indexer_indexes_every_event_once() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     task.abort();
-    let plan = |q: &str| {
-        server::audit::search::plan(
-            &app::api::AuditQuery {
-                q: q.into(),
-                ..Default::default()
-            },
-            server::store::now_ms(),
-        )
-        .unwrap()
-    };
-    let (all, more) = server::audit::search::page(&index, &plan(""), 10_000).await.unwrap();
+    let (all, more) = server::audit::search::page(&index, &text_plan(""), 10_000)
+        .await
+        .unwrap();
     assert!(more.is_none());
     let mut seqs: Vec<i64> = all.iter().map(|h| h.seq).collect();
     seqs.sort_unstable();
@@ -830,7 +828,7 @@ async fn the_paced_background_indexer_indexes_every_event_once() {
     assert!(last >= chain);
     assert_eq!(seqs, (1..=last).collect::<Vec<_>>());
     for word in ["paced0x", "paced539x"] {
-        let (hits, _) = server::audit::search::page(&index, &plan(word), 10).await.unwrap();
+        let (hits, _) = server::audit::search::page(&index, &text_plan(word), 10).await.unwrap();
         assert_eq!(hits.len(), 1, "{word}: {hits:?}");
     }
     index.close().await;
