@@ -379,9 +379,13 @@ async fn open_sqlite(path: &Path) -> Result<Db, String> {
         .max_connections(4)
         .after_connect(|conn, _| {
             Box::pin(async move {
-                // Derived data: losing the last batch to a power cut only means indexing it again.
-                conn.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000")
-                    .await?;
+                // Derived data: losing the last batch to a power cut only means indexing it
+                // again. Statement journals in memory, as on the database (`store`).
+                conn.execute(
+                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; \
+                     PRAGMA temp_store = MEMORY",
+                )
+                .await?;
                 Ok(())
             })
         })

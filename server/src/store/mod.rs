@@ -108,11 +108,16 @@ fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
     let options = AnyPoolOptions::new().max_connections(max);
     match backend {
         // A SQLite connection does not go stale: no test query (a round trip to its worker
-        // thread) before each use.
+        // thread) before each use. Temporary data in memory: a multi-row statement inside a
+        // transaction keeps a statement journal, which SQLite otherwise spills to a new file
+        // under /var/tmp (created, written and deleted dozens of times a second under load).
         Backend::Sqlite => options.test_before_acquire(false).after_connect(|conn, _| {
             Box::pin(async move {
-                conn.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON")
-                    .await?;
+                conn.execute(
+                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
+                     PRAGMA temp_store = MEMORY",
+                )
+                .await?;
                 Ok(())
             })
         }),
@@ -237,4 +242,42 @@ pub async fn append_audit(
 ) -> Result<i64, sqlx::Error> {
     let mut head = crate::audit::head(conn).await?;
     crate::audit::append(conn, &mut head, at_ms, ev).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn pragma(db: &Db, name: &str) -> String {
+        let mut conn = db.acquire().await.unwrap();
+        let row = sqlx::query(&format!("PRAGMA {name}"))
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+        use sqlx::Row;
+        row.try_get::<i64, _>(0)
+            .map(|v| v.to_string())
+            .or_else(|_| row.try_get::<String, _>(0))
+            .unwrap()
+    }
+
+    /// Durable commits, and temporary data (statement journals) kept in memory: never
+    /// spilled as page images to files under /var/tmp, on the pool, the ledger's own
+    /// connection and the search index's file alike.
+    #[tokio::test]
+    async fn sqlite_connections_commit_durably_and_keep_temporary_data_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/t.db", dir.path().display());
+        let db = connect(&secrecy::SecretString::from(url)).await.unwrap();
+        let writer = writer(&db).await.unwrap();
+        for (what, db) in [("pool", &db), ("writer", &writer)] {
+            assert_eq!(pragma(db, "journal_mode").await, "wal", "{what}");
+            assert_eq!(pragma(db, "synchronous").await, "2", "{what}: FULL");
+            assert_eq!(pragma(db, "temp_store").await, "2", "{what}: MEMORY");
+        }
+        let index = crate::audit::index::SearchIndex::open(&dir.path().join("t-search.db"), db.clone())
+            .await
+            .unwrap();
+        assert_eq!(pragma(&index.pool, "temp_store").await, "2", "search index: MEMORY");
+    }
 }
