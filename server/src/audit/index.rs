@@ -252,6 +252,8 @@ impl SearchIndex {
             (Pace::Full, false) => 500,
         };
         let mut rows = rows.into_iter();
+        // SQLite: (seq, words) of the batch, for full-text search.
+        let mut words: Vec<(i64, String)> = Vec::new();
         loop {
             let chunk: Vec<Row> = rows.by_ref().take(rows_per_statement).collect();
             if chunk.is_empty() {
@@ -315,11 +317,7 @@ impl SearchIndex {
             q.push(" ON CONFLICT (seq) DO NOTHING");
             q.execute(&mut *tx).await?;
             if !postgres {
-                let mut q = Sql::new(backend, "INSERT INTO search_fts (rowid, text) VALUES ");
-                q.rows(&derived, |r, (d, _)| {
-                    r.bind(d.seq).bind(d.text.as_str());
-                });
-                q.execute(&mut *tx).await?;
+                words.extend(derived.into_iter().map(|(d, _)| (d.seq, d.text)));
             }
             if pace == Pace::Yield {
                 // As long again at rest: the index takes at most half of a core, in bursts
@@ -335,6 +333,18 @@ impl SearchIndex {
         .bind(last.1)
         .execute(&mut *tx)
         .await?;
+        if !words.is_empty() {
+            // The batch's words in one statement, the last of the transaction: FTS5
+            // writes what it holds as a new segment whenever a later statement of the
+            // transaction opens a savepoint (every multi-row statement does), so words
+            // added chunk by chunk became a segment per chunk, each merged again and again.
+            // Added last, they become one segment per batch, at the commit.
+            let mut q = Sql::new(backend, "INSERT INTO search_fts (rowid, text) VALUES ");
+            q.rows(&words, |r, (seq, text)| {
+                r.bind(*seq).bind(text.as_str());
+            });
+            q.execute(&mut *tx).await?;
+        }
         tx.commit().await?;
         Ok(Some(count))
     }

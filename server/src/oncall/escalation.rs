@@ -41,18 +41,22 @@ pub async fn escalate_due(db: &Db, ledger: &Ledger, rules: &Escalation, now: i64
     Ok(n)
 }
 
-/// Held, not yet escalated, and waiting longer than their tool's or risk's time.
-async fn due(db: &Db, rules: &Escalation, now: i64) -> Result<Vec<String>, sqlx::Error> {
+/// Held, not yet escalated, waiting longer than their tool's or risk's time, and not yet
+/// past their expiry (those are expired, not escalated: reading them again every few
+/// seconds until the expiry sweep reaches them would keep the ledger busy for nothing).
+pub async fn due(db: &Db, rules: &Escalation, now: i64) -> Result<Vec<String>, sqlx::Error> {
     let Some(shortest) = rules.shortest_ms() else {
         return Ok(Vec::new());
     };
     let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
         "SELECT id, tool, risk, created_at_ms FROM tool_calls t
          WHERE status = 'pending' AND created_at_ms <= $1
+           AND (expires_at_ms IS NULL OR expires_at_ms > $2)
            AND NOT EXISTS (SELECT 1 FROM escalations e WHERE e.call_id = t.id)
          ORDER BY created_at_ms",
     )
     .bind(now.saturating_sub(shortest))
+    .bind(now)
     .fetch_all(db)
     .await?;
     Ok(rows

@@ -377,6 +377,12 @@ async fn unanswered_calls_escalate_once_at_their_time_and_expire_to_a_denial() {
         .to_string();
     let at = time::OffsetDateTime::parse(&expires, &time::format_description::well_known::Rfc3339).unwrap();
     let at_ms = (at.unix_timestamp_nanos() / 1_000_000) as i64;
+    // A third held call, never escalated: due until its expiry, not after it (the expiry
+    // sweep decides it; escalation does not read it again every few seconds meanwhile).
+    let late_id = held(&agent, write("out/late.md")).await;
+    let due = |at: i64| server::oncall::escalation::due(&app.db, &state, at);
+    assert!(due(at_ms - 1).await.unwrap().contains(&late_id));
+    assert!(!due(at_ms + 16 * 60_000).await.unwrap().contains(&late_id));
     assert!(app.ledger.expire(at_ms + 1).await.unwrap() >= 1);
     let (_, v) = agent.get(&write_id, 0).await;
     assert_eq!(
