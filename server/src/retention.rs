@@ -11,8 +11,9 @@ use crate::store::{self, calls};
 use serde_json::json;
 use std::time::Duration;
 
-/// Calls looked at per write, so one sweep never holds the writer for long.
-const PER_WRITE: i64 = 2000;
+/// Calls looked at per ledger command: while the ledger works through them (a statement
+/// per call with secrets), every agent's new call waits (see `crate::expiry`).
+const PER_WRITE: i64 = 500;
 
 /// Sweep now and then every hour.
 pub async fn run(ledger: Ledger, days: u32) {
@@ -24,9 +25,11 @@ pub async fn run(ledger: Ledger, days: u32) {
     loop {
         tick.tick().await;
         loop {
+            let started = std::time::Instant::now();
             match ledger.retain(store::now_ms() - keep_ms).await {
                 Ok(0) => break,
-                Ok(_) => tokio::task::yield_now().await,
+                // A rest as long as the chunk took: new calls get at least half the ledger.
+                Ok(_) => tokio::time::sleep(started.elapsed()).await,
                 Err(e) => {
                     tracing::warn!(error = %e, "purging old raw arguments failed");
                     break;

@@ -294,6 +294,15 @@ impl Tx<'_> {
         audit::append(self.conn, self.head, now_ms, ev).await.map(drop)
     }
 
+    /// Append several events, in order, with one statement.
+    pub async fn audit_many(&mut self, now_ms: i64, events: &[NewEvent]) -> Result<(), sqlx::Error> {
+        let mut next = self.head.clone();
+        let chained: Vec<audit::Chained<'_>> = events.iter().map(|ev| audit::chain(&mut next, now_ms, ev)).collect();
+        audit::insert_many(self.conn, &chained).await?;
+        *self.head = next;
+        Ok(())
+    }
+
     /// Count a decision in the metrics, once committed.
     pub fn count(&mut self, status: app::api::CallStatus, layer: Option<&'static str>, decided_by: Option<&str>) {
         let source = app::api::DecisionSource::of(status, decided_by).map_or("none", |s| s.as_str());
@@ -314,12 +323,18 @@ impl Tx<'_> {
     /// the agent's first answer): queue its callback, wake long-polls, tell dashboards.
     pub async fn finished(&mut self, id: &str, now: i64) -> Result<CallRow, sqlx::Error> {
         let row = calls::get_in(self.conn, id).await?.ok_or(sqlx::Error::RowNotFound)?;
+        self.finished_row(&row, now).await?;
+        Ok(row)
+    }
+
+    /// [`Tx::finished`] for a row already read as it now stands.
+    pub async fn finished_row(&mut self, row: &CallRow, now: i64) -> Result<(), sqlx::Error> {
         if row.callback_url.is_some() {
-            crate::store::callbacks::queue(self.conn, id, now).await?;
+            crate::store::callbacks::queue(self.conn, &row.id, now).await?;
             self.fx.callbacks = true;
         }
-        self.decided(&row);
-        Ok(row)
+        self.decided(row);
+        Ok(())
     }
 
     /// A held call was decided: one fewer waiting, wake its long-polls, tell dashboards.

@@ -13,8 +13,9 @@ use app::api::{CallEscalated, CallStatus, LiveEvent};
 use serde_json::json;
 use std::time::Duration;
 
-/// Most calls escalated in one write.
-const PER_WRITE: usize = 500;
+/// Most calls escalated in one ledger command: while the ledger works through a chunk
+/// (a few statements per call), every agent's new call waits (see `crate::expiry`).
+const PER_WRITE: usize = 100;
 
 /// Look for calls to escalate every few seconds.
 pub async fn run(db: Db, ledger: Ledger, rules: Escalation) {
@@ -35,8 +36,15 @@ pub async fn run(db: Db, ledger: Ledger, rules: Escalation) {
 pub async fn escalate_due(db: &Db, ledger: &Ledger, rules: &Escalation, now: i64) -> Result<usize, String> {
     let due = due(db, rules, now).await.map_err(|e| e.to_string())?;
     let mut n = 0;
-    for chunk in due.chunks(PER_WRITE) {
+    let mut took = Duration::ZERO;
+    for (i, chunk) in due.chunks(PER_WRITE).enumerate() {
+        if i > 0 {
+            // A rest as long as the last chunk took: new calls get at least half the ledger.
+            tokio::time::sleep(took).await;
+        }
+        let started = std::time::Instant::now();
         n += ledger.escalate(chunk.to_vec(), now).await.map_err(|e| e.to_string())?;
+        took = started.elapsed();
     }
     Ok(n)
 }

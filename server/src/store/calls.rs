@@ -322,6 +322,34 @@ pub async fn finish(
     Ok(r.rows_affected() == 1)
 }
 
+/// [`finish`] for several calls in one statement (no modified arguments); answers the
+/// ids that were still pending and are now final.
+pub async fn finish_many(
+    conn: &mut AnyConnection,
+    ids: &[&str],
+    status: CallStatus,
+    now: i64,
+    decided_by: &str,
+    comment: Option<&str>,
+) -> Result<std::collections::HashSet<String>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(Default::default());
+    }
+    let mut q = super::Sql::new(super::Backend::of_conn(conn), "UPDATE tool_calls SET status = ");
+    q.bind(status.as_str())
+        .push(", decided_at_ms = ")
+        .bind(now)
+        .push(", decided_by = ")
+        .bind(decided_by)
+        .push(", comment = ")
+        .bind(comment)
+        .push(", final_arguments = NULL WHERE status = 'pending' AND id IN (")
+        .list(ids.iter().copied())
+        .push(") RETURNING id");
+    let rows: Vec<(String,)> = q.fetch_all(conn).await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
+}
+
 /// Record what happened when the agent executed the call; false if already recorded.
 pub async fn record_result(
     conn: &mut AnyConnection,

@@ -466,6 +466,71 @@ async fn unanswered_calls_expire_and_waiting_agents_are_told() {
     );
 }
 
+/// A backlog of held calls past their expiry (reviewers away, the server down) is expired
+/// in chunks of at most `PER_WRITE` per ledger write, so new calls wait behind one chunk,
+/// not the whole backlog; each call expires once, with its event, and the chain verifies.
+#[tokio::test]
+async fn a_backlog_of_unanswered_calls_expires_in_bounded_chunks_each_call_once() {
+    let app = spawn_with(|c| c.agent_rate_per_second = 0).await;
+    let agent = app.agent("bot").await;
+    let chunk = server::expiry::PER_WRITE;
+    let held = 2 * chunk + chunk / 2;
+    let mut ids = Vec::new();
+    for i in 0..held {
+        let (status, v) = agent
+            .propose(call(
+                "refund_order",
+                json!({"order_id": format!("AB{:08}", i), "amount": 6000}),
+            ))
+            .await;
+        assert_eq!((status, v["status"].as_str()), (StatusCode::OK, Some("pending")), "{v}");
+        ids.push(v["id"].as_str().unwrap().to_string());
+    }
+    // Past every call's expiry (15 minutes in the demo policy); the background task, on
+    // the real clock, leaves them alone.
+    let later = server::store::now_ms() + 16 * 60_000;
+    let mut chunks = Vec::new();
+    loop {
+        let n = app.ledger.expire(later).await.unwrap();
+        chunks.push(n);
+        if n == 0 {
+            break;
+        }
+    }
+    assert_eq!(chunks, [chunk, chunk, chunk / 2, 0]);
+    assert_eq!(
+        count(
+            &app,
+            "SELECT count(*) FROM tool_calls WHERE status = 'expired' AND decided_by = 'system'"
+        )
+        .await,
+        held as i64
+    );
+    assert_eq!(
+        count(
+            &app,
+            "SELECT count(DISTINCT call_id) FROM audit_events WHERE kind = 'call_expired'"
+        )
+        .await,
+        held as i64
+    );
+    assert_eq!(
+        count(&app, "SELECT count(*) FROM audit_events WHERE kind = 'call_expired'").await,
+        held as i64
+    );
+    for id in [&ids[0], &ids[chunk], &ids[held - 1]] {
+        let (_, v) = agent.get(id, 0).await;
+        assert_eq!(
+            (v["status"].as_str(), v["decided_by"].as_str()),
+            (Some("expired"), Some("system")),
+            "{v}"
+        );
+        assert_eq!(v["arguments"], Value::Null, "an expired call must not be executed");
+    }
+    let chain = server::audit::verify(&app.db).await.unwrap();
+    assert_eq!(chain.problem, None);
+}
+
 #[tokio::test]
 async fn secrets_are_stored_sealed_and_rotation_keeps_the_old_one_for_a_grace_period() {
     let app = spawn_app().await;
