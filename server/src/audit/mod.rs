@@ -249,12 +249,23 @@ pub async fn insert_many(conn: &mut AnyConnection, events: &[Chained<'_>]) -> Re
 /// IMMEDIATE`, so appends are serial): the ledger's batches, and the few administrative
 /// writes (users, agents, the policy in force) that run their own transaction.
 pub async fn append(conn: &mut AnyConnection, head: &mut Head, at_ms: i64, ev: &NewEvent) -> Result<i64, sqlx::Error> {
+    append_many(conn, head, at_ms, std::slice::from_ref(ev)).await?;
+    Ok(head.seq)
+}
+
+/// [`append`] for several events, in order, with one statement; `head` moves only once
+/// they are all written.
+pub async fn append_many(
+    conn: &mut AnyConnection,
+    head: &mut Head,
+    at_ms: i64,
+    events: &[NewEvent],
+) -> Result<(), sqlx::Error> {
     let mut next = head.clone();
-    let c = chain(&mut next, at_ms, ev);
-    insert_many(conn, std::slice::from_ref(&c)).await?;
-    let seq = c.seq;
+    let chained: Vec<Chained<'_>> = events.iter().map(|ev| chain(&mut next, at_ms, ev)).collect();
+    insert_many(conn, &chained).await?;
     *head = next;
-    Ok(seq)
+    Ok(())
 }
 
 /// The hash stored for event `seq`, if it exists (for `--expect-head`).

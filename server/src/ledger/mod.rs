@@ -296,11 +296,7 @@ impl Tx<'_> {
 
     /// Append several events, in order, with one statement.
     pub async fn audit_many(&mut self, now_ms: i64, events: &[NewEvent]) -> Result<(), sqlx::Error> {
-        let mut next = self.head.clone();
-        let chained: Vec<audit::Chained<'_>> = events.iter().map(|ev| audit::chain(&mut next, now_ms, ev)).collect();
-        audit::insert_many(self.conn, &chained).await?;
-        *self.head = next;
-        Ok(())
+        audit::append_many(self.conn, self.head, now_ms, events).await
     }
 
     /// Count a decision in the metrics, once committed.
