@@ -188,7 +188,9 @@ pub struct State {
     pub break_glass: Board,
     /// Overrides nobody has reviewed yet.
     pub overrides_awaiting: u64,
-    /// The newest call whose webhook-id `recent` holds (rowid), for `refresh`.
+    /// A call (rowid) up to which `recent` holds every webhook-id, for `refresh`: set at
+    /// each batch's start, so a refresh may read this writer's last batch again (inserting
+    /// an id `recent` holds changes nothing).
     pub seen_rowid: i64,
 }
 
@@ -483,9 +485,13 @@ impl Writer {
             }
         }
         fx.commands = batch.len();
-        let mut head = audit::head(&mut conn).await?;
+        let (mut head, newest_call) = heads(&mut conn).await?;
         if head.seq != self.head_seq {
             self.state.refresh(&mut conn, self.head_seq, fx).await?;
+        } else {
+            // Nobody else wrote since this writer's last batch: every call stored so far is
+            // one whose webhook-id `recent` holds (a later refresh reads only newer ones).
+            self.state.seen_rowid = newest_call;
         }
         let mut tx = Tx {
             conn: &mut conn,
@@ -494,7 +500,6 @@ impl Writer {
             fx,
         };
         let mut group = Vec::new();
-        let ingests = batch.iter().any(|c| matches!(c, Command::Ingest(..)));
         for cmd in batch {
             let cmd = match cmd {
                 Command::Ingest(job, reply) => {
@@ -515,10 +520,6 @@ impl Writer {
         if !group.is_empty() {
             ingest_group(&mut tx, group).await?;
         }
-        if ingests {
-            // This batch's calls are known: a later refresh reads only other writers' calls.
-            tx.state.seen_rowid = calls::last_rowid(tx.conn).await?;
-        }
         if let Some(instance) = &self.shared.cluster {
             let batch = crate::realtime::cluster::Batch {
                 events: &fx.publish,
@@ -530,6 +531,26 @@ impl Writer {
         }
         Ok((conn, head.seq))
     }
+}
+
+/// The audit chain's head and the newest call's rowid, read together at a batch's start:
+/// one round trip to the database (each is a hand-off to its connection's thread).
+async fn heads(conn: &mut AnyConnection) -> Result<(Head, i64), sqlx::Error> {
+    let (seq, hash, newest_call): (Option<i64>, Option<Vec<u8>>, i64) = sqlx::query_as(
+        "SELECT (SELECT seq FROM audit_events ORDER BY seq DESC LIMIT 1),
+                (SELECT hash FROM audit_events ORDER BY seq DESC LIMIT 1),
+                (SELECT coalesce(max(rowid), 0) FROM tool_calls)",
+    )
+    .fetch_one(conn)
+    .await?;
+    let head = match (seq, hash) {
+        (Some(seq), Some(hash)) => Head {
+            seq,
+            hash: hex::encode(hash),
+        },
+        _ => Head::genesis(),
+    };
+    Ok((head, newest_call))
 }
 
 /// Decide and store a run of proposals, queueing each sender's answer.
