@@ -420,6 +420,20 @@ impl Policy {
         Ok(checked)
     }
 
+    /// Can deciding `call` ask the host anything? Only path guards (symlinks, file counts)
+    /// and URL guards (DNS) do, and only about the arguments they guard: a call that gives
+    /// none of those (or whose tool is not on the allowlist) is decided without the host,
+    /// so nothing need be gathered for it first.
+    pub fn asks_host(&self, call: &Call) -> bool {
+        let given = |names: &[String]| {
+            names
+                .iter()
+                .any(|n| call.arguments.get(n).is_some_and(|v| !v.is_null()))
+        };
+        self.allowlisted(call)
+            .is_ok_and(|t| t.path_guards.iter().any(|g| given(&g.args)) || t.url_guards.iter().any(|g| given(&g.args)))
+    }
+
     /// Run layers 1–3 only: for arguments a reviewer modified, and for re-checks at
     /// release time. Guard holds are fine here (a human is already deciding).
     pub fn check_arguments(&self, call: &Call, host: &dyn Host) -> Result<(), Refusal> {

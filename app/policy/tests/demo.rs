@@ -284,3 +284,69 @@ fn demo_validates_against_the_published_policy_schema() {
     assert!(!validator.is_valid(&typo));
     assert!(Policy::from_toml(&DEMO.replace("approval = \"ask\"\nexpiry", "aproval = \"ask\"\nexpiry")).is_err());
 }
+
+/// A host that answers nothing and counts what it was asked.
+#[derive(Default)]
+struct Asked(std::sync::atomic::AtomicUsize);
+
+impl policy::Host for Asked {
+    fn resolve_path(&self, _: &std::path::Path) -> Option<std::path::PathBuf> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        None
+    }
+    fn tree_stats(&self, _: &std::path::Path, _: u64) -> Option<policy::TreeStats> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        None
+    }
+    fn resolve_host(&self, _: &str, _: u16) -> Option<Vec<std::net::IpAddr>> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        None
+    }
+}
+
+/// The server gathers host facts (symlinks, DNS) before deciding only for calls that
+/// `asks_host` names: any call whose decision asks the host must be one of them, or it
+/// would be decided on a host that knows nothing.
+#[test]
+fn every_call_whose_decision_asks_the_host_is_said_to() {
+    let p = demo();
+    let cases: toml::Table = CASES.parse().unwrap();
+    let mut asking = 0;
+    for case in cases["case"].as_array().unwrap() {
+        let tool = case["tool"].as_str().unwrap();
+        let args: Value = case
+            .get("arguments")
+            .map_or(json!({}), |a| serde_json::to_value(a).unwrap());
+        let mut c = call(tool, &args);
+        c.server = case.get("server").and_then(|s| s.as_str());
+        let host = Asked::default();
+        p.evaluate(
+            &c,
+            &Inputs {
+                now_ms: T0,
+                usage: &MemoryUsage::default(),
+                grants: &[],
+                host: &host,
+            },
+        );
+        let asked = host.0.into_inner() > 0;
+        asking += usize::from(asked);
+        assert!(!asked || p.asks_host(&c), "{}: asked the host", case["name"]);
+    }
+    assert!(asking >= 5, "the cases include calls that ask the host ({asking})");
+    let path = json!({"path": "notes/a.md", "url": "https://example.com/", "command": "ls"});
+    assert!(p.asks_host(&call("read_file", &path)), "path guard");
+    assert!(p.asks_host(&call("web_fetch", &path)), "URL guard");
+    assert!(
+        !p.asks_host(&call("execute_command", &path)),
+        "no cwd: the command guard only"
+    );
+    let cwd = json!({"command": "ls", "cwd": "/srv"});
+    assert!(p.asks_host(&call("execute_command", &cwd)), "cwd under a path guard");
+    assert!(
+        !p.asks_host(&call("read_file", &json!({"path": null}))),
+        "nothing to resolve"
+    );
+    assert!(!p.asks_host(&call("web_search", &path)));
+    assert!(!p.asks_host(&call("Read_File", &path)), "not on the allowlist");
+}

@@ -417,7 +417,7 @@ impl ServerBackend {
                         arguments: &args,
                         context: &Value::Null,
                     };
-                    crate::ingest::facts::gather_call(&policy, &call, store::now_ms())
+                    crate::ingest::facts::gather_call(&policy, &call)
                 })
                 .await
                 .map_err(|_| ReviewError::Unavailable)?;

@@ -9,7 +9,7 @@
 
 use super::proposal::Proposal;
 use crate::host::LocalHost;
-use policy::{Call, Host, Inputs, NoUsage, Policy, TreeStats};
+use policy::{Call, Host, Policy, TreeStats};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -268,20 +268,16 @@ impl Host for FromCache<'_> {
     }
 }
 
-fn evaluate(policy: &Policy, p: &Proposal, agent: &str, now_ms: i64, host: &dyn Host) {
-    evaluate_call(policy, &p.call(agent), now_ms, host)
+fn evaluate(policy: &Policy, p: &Proposal, agent: &str, host: &dyn Host) {
+    evaluate_call(policy, &p.call(agent), host)
 }
 
-fn evaluate_call(policy: &Policy, call: &Call, now_ms: i64, host: &dyn Host) {
-    let _ = policy.evaluate(
-        call,
-        &Inputs {
-            now_ms,
-            usage: &NoUsage,
-            grants: &[],
-            host,
-        },
-    );
+/// Ask `host` what deciding `call` asks of it. Only layers 1-3 do (budgets and approval
+/// never), and only for tools with path or URL guards: the rest need no facts.
+fn evaluate_call(policy: &Policy, call: &Call, host: &dyn Host) {
+    if policy.asks_host(call) {
+        let _ = policy.check_arguments(call, host);
+    }
 }
 
 /// The facts a call needs when the cache holds them all (or it needs none), without any
@@ -293,7 +289,7 @@ pub fn cached(cache: &PathCache, policy: &Policy, p: &Proposal, agent: &str, now
         facts: Mutex::default(),
         missed: Default::default(),
     };
-    evaluate(policy, p, agent, now_ms, &host);
+    evaluate(policy, p, agent, &host);
     (!host.missed.into_inner()).then(|| host.facts.into_inner().unwrap_or_else(|p| p.into_inner()))
 }
 
@@ -301,16 +297,16 @@ pub fn cached(cache: &PathCache, policy: &Policy, p: &Proposal, agent: &str, now
 /// Blocking: run it on the blocking pool.
 pub fn gather(cache: &PathCache, policy: &Policy, p: &Proposal, agent: &str, now_ms: i64) -> Facts {
     let recorder = Recorder::default();
-    evaluate(policy, p, agent, now_ms, &recorder);
+    evaluate(policy, p, agent, &recorder);
     let facts = recorder.into_facts();
     cache.put(&facts, now_ms);
     facts
 }
 
 /// [`gather`] for a call that is not a fresh proposal (a reviewer's modification).
-pub fn gather_call(policy: &Policy, call: &Call, now_ms: i64) -> Facts {
+pub fn gather_call(policy: &Policy, call: &Call) -> Facts {
     let recorder = Recorder::default();
-    evaluate_call(policy, call, now_ms, &recorder);
+    evaluate_call(policy, call, &recorder);
     recorder.into_facts()
 }
 
