@@ -9,10 +9,12 @@ use axum::middleware::Next;
 use axum::response::Response;
 use base64::Engine;
 
+/// A fresh CSP nonce for every response: from the thread's CSPRNG (seeded from the OS),
+/// which costs no system call per request.
 pub fn nonce() -> String {
     use rand::RngCore;
     let mut b = [0u8; 18];
-    rand::rngs::OsRng.fill_bytes(&mut b);
+    rand::thread_rng().fill_bytes(&mut b);
     base64::engine::general_purpose::STANDARD.encode(b)
 }
 
