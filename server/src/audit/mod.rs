@@ -227,10 +227,15 @@ pub async fn insert_many(conn: &mut AnyConnection, events: &[Chained<'_>]) -> Re
     if events.is_empty() {
         return Ok(());
     }
-    let mut q = crate::store::Sql::new(
-        crate::store::Backend::of_conn(conn),
-        "INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, hash) VALUES ",
-    );
+    let mut q = crate::store::Sql::new(crate::store::Backend::of_conn(conn), "");
+    push_insert(&mut q, events);
+    q.execute(conn).await?;
+    Ok(())
+}
+
+/// The statement of [`insert_many`], appended to `q` (which may hold others before it).
+pub fn push_insert<'a>(q: &mut crate::store::Sql<'a>, events: &'a [Chained<'a>]) {
+    q.push("INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, hash) VALUES ");
     q.rows(events, |b, e| {
         b.bind(e.seq)
             .bind(e.at_ms)
@@ -241,8 +246,6 @@ pub async fn insert_many(conn: &mut AnyConnection, events: &[Chained<'_>]) -> Re
             .bind(e.data.as_str())
             .bind(hex::decode(&e.hash).unwrap_or_default());
     });
-    q.execute(conn).await?;
-    Ok(())
 }
 
 /// Append one event after `head` and advance it, inside a write transaction (`BEGIN

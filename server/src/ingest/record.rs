@@ -257,12 +257,24 @@ pub async fn ingest(
         prepared.push((job, p));
     }
     let rows: Vec<NewCall<'_>> = prepared.iter().map(|(job, p)| p.new_call(job)).collect();
-    calls::insert_many(tx.conn, &rows).await?;
     let events: Vec<audit::Chained<'_>> = prepared
         .iter()
         .map(|(_, p)| audit::chain(tx.head, p.row.created_at_ms, &p.event))
         .collect();
-    audit::insert_many(tx.conn, &events).await?;
+    let backend = store::Backend::of_conn(tx.conn);
+    if backend == store::Backend::Sqlite && !rows.is_empty() {
+        // Both inserts in one statement list: each trip to SQLite's thread is two context
+        // switches, and at moderate rates a batch holds only a call or two.
+        let mut q = store::Sql::new(backend, "");
+        calls::push_insert(&mut q, &rows);
+        q.push(";\n");
+        audit::push_insert(&mut q, &events);
+        q.execute(&mut *tx.conn).await?;
+    } else {
+        // PostgreSQL prepares one statement per query.
+        calls::insert_many(tx.conn, &rows).await?;
+        audit::insert_many(tx.conn, &events).await?;
+    }
     UsageState::persist(tx.conn, &deltas, tx.head.seq + 1).await?;
     Ok(answers)
 }

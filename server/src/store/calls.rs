@@ -149,8 +149,15 @@ pub async fn insert_many(conn: &mut AnyConnection, calls: &[NewCall<'_>]) -> Res
     if calls.is_empty() {
         return Ok(());
     }
-    let mut q = super::Sql::new(
-        super::Backend::of_conn(conn),
+    let mut q = super::Sql::new(super::Backend::of_conn(conn), "");
+    push_insert(&mut q, calls);
+    q.execute(conn).await?;
+    Ok(())
+}
+
+/// The statement of [`insert_many`], appended to `q` (which may hold others before it).
+pub fn push_insert<'a>(q: &mut super::Sql<'a>, calls: &'a [NewCall<'a>]) {
+    q.push(
         "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
            arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
            blocked_by, rule, reason, risk, approvers_required, policy_id, details,
@@ -189,8 +196,6 @@ pub async fn insert_many(conn: &mut AnyConnection, calls: &[NewCall<'_>]) -> Res
             .bind(c.decided_by)
             .bind(c.facts);
     });
-    q.execute(conn).await?;
-    Ok(())
 }
 
 /// A call id from its 128 bits: `tc_` and a ULID (26 characters). New ids take the bits
