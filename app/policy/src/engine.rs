@@ -425,13 +425,11 @@ impl Policy {
     /// none of those (or whose tool is not on the allowlist) is decided without the host,
     /// so nothing need be gathered for it first.
     pub fn asks_host(&self, call: &Call) -> bool {
-        let given = |names: &[String]| {
-            names
-                .iter()
-                .any(|n| call.arguments.get(n).is_some_and(|v| !v.is_null()))
-        };
+        // The values a guard reads, read as it reads them (a call whose values it refuses
+        // is refused before the host is asked).
+        let reads = |names: &[String]| string_args(call.arguments, names).is_ok_and(|v| !v.is_empty());
         self.allowlisted(call)
-            .is_ok_and(|t| t.path_guards.iter().any(|g| given(&g.args)) || t.url_guards.iter().any(|g| given(&g.args)))
+            .is_ok_and(|t| t.path_guards.iter().any(|g| reads(&g.args)) || t.url_guards.iter().any(|g| reads(&g.args)))
     }
 
     /// Run layers 1–3 only: for arguments a reviewer modified, and for re-checks at
