@@ -53,6 +53,14 @@ impl Head {
             hash: GENESIS.to_string(),
         }
     }
+
+    /// The head as stored: the newest event's sequence number and hash, if any.
+    pub fn stored(newest: Option<(i64, Vec<u8>)>) -> Head {
+        newest.map_or_else(Head::genesis, |(seq, hash)| Head {
+            seq,
+            hash: hex::encode(hash),
+        })
+    }
 }
 
 /// Leave out what an event does not have: null fields and empty lists, in the event and
@@ -181,10 +189,7 @@ pub async fn head(conn: &mut AnyConnection) -> Result<Head, sqlx::Error> {
     let row: Option<(i64, Vec<u8>)> = sqlx::query_as("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1")
         .fetch_optional(conn)
         .await?;
-    Ok(row.map_or_else(Head::genesis, |(seq, hash)| Head {
-        seq,
-        hash: hex::encode(hash),
-    }))
+    Ok(Head::stored(row))
 }
 
 /// An event with its place in the chain, ready to insert.

@@ -543,14 +543,7 @@ async fn heads(conn: &mut AnyConnection) -> Result<(Head, i64), sqlx::Error> {
     )
     .fetch_one(conn)
     .await?;
-    let head = match (seq, hash) {
-        (Some(seq), Some(hash)) => Head {
-            seq,
-            hash: hex::encode(hash),
-        },
-        _ => Head::genesis(),
-    };
-    Ok((head, newest_call))
+    Ok((Head::stored(seq.zip(hash)), newest_call))
 }
 
 /// Decide and store a run of proposals, queueing each sender's answer.
