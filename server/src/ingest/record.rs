@@ -263,19 +263,25 @@ pub async fn ingest(
         .collect();
     let backend = store::Backend::of_conn(tx.conn);
     if backend == store::Backend::Sqlite && !rows.is_empty() {
-        // Both inserts in one statement list: each trip to SQLite's thread is two context
-        // switches, and at moderate rates a batch holds only a call or two.
+        // The inserts, the budgets and (when this is the batch's last work) the commit in
+        // one statement list: each trip to SQLite's thread is two context switches, and at
+        // moderate rates a batch holds only a call or two.
         let mut q = store::Sql::new(backend, "");
         calls::push_insert(&mut q, &rows);
         q.push(";\n");
         audit::push_insert(&mut q, &events);
+        UsageState::push_persist(&mut q, &deltas, tx.head.seq + 1);
+        if tx.commit_last {
+            q.push(";\nCOMMIT");
+        }
         q.execute(&mut *tx.conn).await?;
+        tx.committed = tx.commit_last;
     } else {
         // PostgreSQL prepares one statement per query.
         calls::insert_many(tx.conn, &rows).await?;
         audit::insert_many(tx.conn, &events).await?;
+        UsageState::persist(tx.conn, &deltas, tx.head.seq + 1).await?;
     }
-    UsageState::persist(tx.conn, &deltas, tx.head.seq + 1).await?;
     Ok(answers)
 }
 

@@ -1,7 +1,7 @@
 //! The ledger: the one task that writes calls, decisions, budget usage and audit events.
 //!
 //! Handlers send commands over a channel; the ledger takes whatever has queued up (up to
-//! `MAX_BATCH`), applies each inside one write transaction (`store::begin_write`: SQLite's
+//! `MAX_BATCH`), applies each inside one write transaction (`batch_tx`: SQLite's
 //! `BEGIN IMMEDIATE`, PostgreSQL's advisory lock) on a connection of its own
 //! (`store::writer`, whose caches stay warm), commits once (group commit,
 //! `synchronous = FULL`) and only then answers. So nothing is acknowledged before it is on
@@ -29,6 +29,7 @@ use crate::store::review as reviews;
 use crate::store::usage::UsageState;
 use crate::store::{self, Db};
 use app::api::{BreakGlassView, CallDecided, LiveEvent};
+use batch_tx::BatchTx;
 use policy::Policy;
 use sqlx::AnyConnection;
 use std::collections::HashMap;
@@ -36,6 +37,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot, Notify};
 
 pub mod agent_rate;
+mod batch_tx;
 mod handle;
 pub mod recent;
 
@@ -288,6 +290,11 @@ pub struct Tx<'a> {
     pub head: &'a mut Head,
     pub state: &'a mut State,
     fx: &'a mut Effects,
+    /// The group being stored is the batch's last work: its statement list may end with
+    /// `COMMIT` (`batch_tx`), saving the batch a trip to the database.
+    pub commit_last: bool,
+    /// Set by whoever ran that `COMMIT`.
+    pub committed: bool,
 }
 
 impl Tx<'_> {
@@ -475,8 +482,8 @@ impl Writer {
         mut batch: Vec<Command>,
         rx: &mut mpsc::Receiver<Command>,
         fx: &mut Effects,
-    ) -> Result<(sqlx::Transaction<'static, sqlx::Any>, i64), sqlx::Error> {
-        let mut conn = store::begin_write(&self.write).await?;
+    ) -> Result<(BatchTx, i64), sqlx::Error> {
+        let (mut open, mut head, newest_call) = BatchTx::begin(&self.write).await?;
         // What arrived while waiting for the lock (another instance held it) joins this batch.
         while batch.len() < MAX_BATCH {
             match rx.try_recv() {
@@ -485,19 +492,24 @@ impl Writer {
             }
         }
         fx.commands = batch.len();
-        let (mut head, newest_call) = heads(&mut conn).await?;
+        // On one instance the last group of proposals may commit the batch itself.
+        let fuse_commit = open.can_fuse_commit() && self.shared.cluster.is_none();
+        let ends_with_ingest = fuse_commit && matches!(batch.last(), Some(Command::Ingest(..)));
+        let conn = open.conn();
         if head.seq != self.head_seq {
-            self.state.refresh(&mut conn, self.head_seq, fx).await?;
+            self.state.refresh(conn, self.head_seq, fx).await?;
         } else {
             // Nobody else wrote since this writer's last batch: every call stored so far is
             // one whose webhook-id `recent` holds (a later refresh reads only newer ones).
             self.state.seen_rowid = newest_call;
         }
         let mut tx = Tx {
-            conn: &mut conn,
+            conn,
             head: &mut head,
             state: &mut self.state,
             fx,
+            commit_last: false,
+            committed: false,
         };
         let mut group = Vec::new();
         for cmd in batch {
@@ -518,7 +530,11 @@ impl Writer {
             }
         }
         if !group.is_empty() {
+            tx.commit_last = ends_with_ingest;
             ingest_group(&mut tx, group).await?;
+        }
+        if tx.committed {
+            open.committed_by_statement();
         }
         if let Some(instance) = &self.shared.cluster {
             let batch = crate::realtime::cluster::Batch {
@@ -527,23 +543,10 @@ impl Writer {
                 callbacks: fx.callbacks,
                 policy: fx.policy_recorded,
             };
-            crate::realtime::cluster::record(&mut conn, instance, batch).await?;
+            crate::realtime::cluster::record(open.conn(), instance, batch).await?;
         }
-        Ok((conn, head.seq))
+        Ok((open, head.seq))
     }
-}
-
-/// The audit chain's head and the newest call's rowid, read together at a batch's start:
-/// one round trip to the database (each is a hand-off to its connection's thread).
-async fn heads(conn: &mut AnyConnection) -> Result<(Head, i64), sqlx::Error> {
-    let (seq, hash, newest_call): (Option<i64>, Option<Vec<u8>>, i64) = sqlx::query_as(
-        "SELECT (SELECT seq FROM audit_events ORDER BY seq DESC LIMIT 1),
-                (SELECT hash FROM audit_events ORDER BY seq DESC LIMIT 1),
-                (SELECT coalesce(max(rowid), 0) FROM tool_calls)",
-    )
-    .fetch_one(conn)
-    .await?;
-    Ok((Head::stored(seq.zip(hash)), newest_call))
 }
 
 /// Decide and store a run of proposals, queueing each sender's answer.

@@ -957,3 +957,70 @@ async fn concurrent_retries_of_one_message_store_one_call() {
     assert_eq!(ok, 1);
     assert_eq!(count(&app, "SELECT count(*) FROM tool_calls").await, 2);
 }
+
+/// A batch the database refuses part-way (here a trigger; in life a full disk) stores
+/// nothing of itself: its call, its audit event and its budget use are gone, its sender
+/// is told to retry, and the next batch is written and answered as usual on a chain that
+/// still verifies.
+#[tokio::test]
+async fn a_batch_the_database_refuses_stores_nothing_and_the_next_one_goes_through() {
+    let app = spawn_app().await;
+    let agent = app.agent("bot").await;
+    let refuse: &[&str] = match server::store::Backend::of(&app.db) {
+        server::store::Backend::Sqlite => &["CREATE TRIGGER refuse_doomed BEFORE INSERT ON tool_calls
+             WHEN NEW.trace_id = 'doomed' BEGIN SELECT RAISE(ABORT, 'refused'); END"],
+        server::store::Backend::Postgres => &[
+            "CREATE FUNCTION refuse_doomed() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN IF NEW.trace_id = 'doomed' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$",
+            "CREATE TRIGGER refuse_doomed BEFORE INSERT ON tool_calls
+             FOR EACH ROW EXECUTE FUNCTION refuse_doomed()",
+        ],
+    };
+    for sql in refuse {
+        sqlx::query(sql).execute(&app.db).await.unwrap();
+    }
+    // Counted by the demo policy's e-mail budget: two per turn of a session.
+    let email = |trace: &str| {
+        json!({"session_id": "s-1", "turn_id": "t-1", "trace_id": trace, "tool": "send_email",
+               "arguments": {"to": "a@example.com", "subject": "hi", "body": "hello"}})
+    };
+    let (s, first) = agent.propose(email("one")).await;
+    assert_eq!(
+        (s, first["status"].as_str()),
+        (StatusCode::OK, Some("pending")),
+        "{first}"
+    );
+    let (calls, events) = (
+        count(&app, "SELECT count(*) FROM tool_calls").await,
+        count(&app, "SELECT count(*) FROM audit_events").await,
+    );
+
+    let (s, v) = agent.propose(email("doomed")).await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("unavailable")),
+        "{v}"
+    );
+    assert_eq!(count(&app, "SELECT count(*) FROM tool_calls").await, calls);
+    assert_eq!(count(&app, "SELECT count(*) FROM audit_events").await, events);
+
+    // The writer goes on, and the refused call charged nothing: the turn's second e-mail
+    // is held, its third is over the budget.
+    let (s, second) = agent.propose(email("two")).await;
+    assert_eq!(
+        (s, second["status"].as_str()),
+        (StatusCode::OK, Some("pending")),
+        "{second}"
+    );
+    let (s, again) = agent.get(second["id"].as_str().unwrap(), 0).await;
+    assert_eq!((s, &again["id"]), (StatusCode::OK, &second["id"]));
+    let (s, third) = agent.propose(email("three")).await;
+    assert_eq!(
+        (s, third["status"].as_str(), third["blocked_by"].as_str()),
+        (StatusCode::OK, Some("denied"), Some("budget")),
+        "{third}"
+    );
+    assert_eq!(count(&app, "SELECT count(*) FROM tool_calls").await, calls + 2);
+    let chain = server::audit::verify(&app.db).await.unwrap();
+    assert_eq!(chain.problem, None);
+}
