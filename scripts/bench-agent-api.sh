@@ -7,7 +7,8 @@
 # copy of it and measures, in this order:
 #   1. wrk -t2 -c64 replaying pre-signed unique requests of the realistic mix
 #      (scripts/wrk-replay.lua): requests/s, p50/p99, the server's CPU time per call;
-#   2. the project's generator, open loop at a steady 2,000 calls/s: p50/p99;
+#   2. the project's generator, open loop at a steady 2,000 calls/s (once the search index
+#      has caught up on the wrk run): p50/p99;
 #   3. the project's generator, closed loop, 64 in flight, 20,000 calls, the server under
 #      strace (pwrite64 only): WAL bytes and database growth per call;
 #   4. the FastAPI + pydantic gateway (scripts/bench/fastapi_gateway.py) under the same
@@ -32,6 +33,15 @@ load() { "$BIN/airlock-load" --url "http://127.0.0.1:$PORT" --agent load --secre
 serve() { "$BIN/airlock" serve >>"$DIR/server.log" 2>&1 & PID=$!; wait_ready "http://127.0.0.1:$PORT" 300; }
 stop() { kill "$PID"; wait "$PID" 2>/dev/null || true; }
 checkpoint() { sqlite3 "$DIR/bench.db" 'PRAGMA wal_checkpoint(TRUNCATE);' >/dev/null; }
+# The search index follows the chain a moment behind: wait until it has caught up.
+indexed() {
+  for _ in $(seq 600); do
+    chain=$(sqlite3 "$DIR/bench.db" 'SELECT max(seq) FROM audit_events')
+    done_to=$(sqlite3 "$DIR/bench-search.db" 'SELECT coalesce(max(seq), 0) FROM search_events' 2>/dev/null || echo 0)
+    [ "$done_to" -ge "$chain" ] && return 0
+    sleep 1
+  done
+}
 
 # The prefilled database, made once.
 DIR="$WORK/template"; mkdir -p "$DIR"; PORT="$(free_port)"
@@ -41,14 +51,8 @@ serve
 if [ "$PREFILL" -gt 0 ]; then
   echo "# storing $PREFILL calls first" >&2
   load --mix realistic --concurrency 64 --total "$PREFILL" --seconds 100000 >/dev/null
-  # The search index follows the chain a moment behind: let it catch up, so the runs
-  # measure new calls only.
-  for _ in $(seq 600); do
-    chain=$(sqlite3 "$DIR/bench.db" 'SELECT max(seq) FROM audit_events')
-    indexed=$(sqlite3 "$DIR/bench-search.db" 'SELECT coalesce(max(seq), 0) FROM search_events' 2>/dev/null || echo 0)
-    [ "$indexed" -ge "$chain" ] && break
-    sleep 1
-  done
+  # The runs measure new calls only.
+  indexed
 fi
 stop; checkpoint
 echo "# database: $(stat -c %s "$DIR/bench.db") bytes, $(sqlite3 "$DIR/bench.db" 'SELECT count(*) FROM tool_calls') calls" >&2
@@ -66,7 +70,9 @@ for run in $(seq "$RUNS"); do
   wrk -t2 -c64 -d"${SECONDS_PER_RUN}s" --latency -s scripts/wrk-replay.lua "http://127.0.0.1:$PORT" -- \
     "$DIR/requests.tsv" load 2 >"$DIR/wrk.txt"
   after=$(sqlite3 "$DIR/bench.db" 'SELECT max(rowid) FROM tool_calls'); cpu1=$(cpu_ticks "$PID")
-  # 2. open loop at 2,000/s.
+  # 2. open loop at a steady 2,000/s: once the search index has caught up on the wrk run
+  #    (an event behind per call of that run), so that the loop measures the steady state.
+  indexed
   load --mix realistic --rate 2000 --seconds "$SECONDS_PER_RUN" --server-pid "$PID" >"$DIR/open.json"
   stop; checkpoint
   # 3. bytes written per call, the server under strace (only pwrite64 stops it).
