@@ -318,7 +318,7 @@ impl Application {
         }
         state.search.close().await;
         state.ledger.close().await;
-        state.db.close().await;
+        crate::store::close(&state.db).await;
         result
     }
 }

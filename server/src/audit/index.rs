@@ -364,7 +364,7 @@ impl SearchIndex {
     }
 
     pub async fn close(&self) {
-        self.pool.close().await;
+        crate::store::close(&self.pool).await;
     }
 
     /// The background task: follow the chain a moment behind (on PostgreSQL, whichever

@@ -127,7 +127,7 @@ impl Ledger {
     /// At shutdown: wait for the batch being written, then close the writer's connection
     /// (a later command is answered "unavailable").
     pub async fn close(&self) {
-        self.write.close().await;
+        crate::store::close(&self.write).await;
     }
 
     pub async fn send(&self, cmd: Command) -> Result<(), LedgerError> {

@@ -125,6 +125,21 @@ fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
     }
 }
 
+/// Close a pool and every connection it opened. sqlx's `close` can miss one that is given
+/// back while it closes (the connection goes idle after the idle ones were closed) and
+/// leave it open: close again until none is left. On SQLite the last connection to close
+/// folds the write-ahead log into the file and removes it.
+pub async fn close(db: &Db) {
+    for _ in 0..100 {
+        db.close().await;
+        if db.size() == 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    tracing::warn!(open = db.size(), "database connections still open at shutdown");
+}
+
 /// The ledger's own connection to the database of `db`, as a pool of one (replaced if it
 /// breaks). One writer on one connection keeps that connection's caches warm: SQLite drops
 /// a connection's page cache whenever another connection wrote, and both databases keep
