@@ -8,26 +8,27 @@ use policy::{UsageChange, UsageDelta};
 use sqlx::AnyConnection;
 use std::collections::HashMap;
 
-/// What `persist` does with a key's summed change when the key is stored already. A
-/// count's change may be negative (a modified call no longer charged): it is added as it
-/// is, and the sum never goes below zero. A new key stores the change as it is; `set`
-/// reads a negative count as zero.
-macro_rules! on_conflict {
-    () => {
-        "ON CONFLICT (budget, scope) DO UPDATE SET
+/// One key's summed change, added to its row (or a new one). A count's change may be
+/// negative (a modified call no longer charged): it is added as it is, and the sum never
+/// goes below zero; `set` reads a negative count of a new key as zero.
+fn push_upsert<'a>(q: &mut Sql<'a>, (budget, scope): (&'a str, &'a str), sum: Sum, seq: i64) {
+    let (count, amount, tat) = sum;
+    q.push("INSERT INTO budget_usage (budget, scope, count, amount, tat_ms, seq) VALUES (");
+    q.bind(budget).push(", ").bind(scope).push(", ").bind(count).push(", ");
+    q.bind(amount).push(", ").bind(tat).push(", ").bind(seq).push(
+        ") ON CONFLICT (budget, scope) DO UPDATE SET
          count = CASE WHEN budget_usage.count + excluded.count < 0 THEN 0 ELSE budget_usage.count + excluded.count END,
          amount = budget_usage.amount + excluded.amount,
-         tat_ms = coalesce(excluded.tat_ms, budget_usage.tat_ms), seq = excluded.seq"
-    };
+         tat_ms = coalesce(excluded.tat_ms, budget_usage.tat_ms), seq = excluded.seq",
+    );
 }
-const UPSERT: &str = concat!(
-    "INSERT INTO budget_usage (budget, scope, count, amount, tat_ms, seq) VALUES ($1, $2, $3, $4, $5, $6) ",
-    on_conflict!()
-);
+
+/// A key's summed change: count, amount, the newest rate state.
+type Sum = (i64, f64, Option<i64>);
 
 /// Summed deltas per (budget, scope): one statement per key, not per call.
-fn sums(deltas: &[UsageDelta]) -> HashMap<(&str, &str), (i64, f64, Option<i64>)> {
-    let mut sums: HashMap<(&str, &str), (i64, f64, Option<i64>)> = HashMap::new();
+fn sums(deltas: &[UsageDelta]) -> HashMap<(&str, &str), Sum> {
+    let mut sums: HashMap<(&str, &str), Sum> = HashMap::new();
     for d in deltas {
         let e = sums
             .entry((d.budget.as_str(), d.scope.as_str()))
@@ -102,16 +103,11 @@ impl UsageState {
     /// `seq`: the chain position after the writing batch's start (its head + 1).
     /// Deltas of one key are summed first: one statement per budget key, not per call.
     pub async fn persist(conn: &mut AnyConnection, deltas: &[UsageDelta], seq: i64) -> Result<(), sqlx::Error> {
-        for ((budget, scope), (count, amount, tat)) in sums(deltas) {
-            sqlx::query(UPSERT)
-                .bind(budget)
-                .bind(scope)
-                .bind(count)
-                .bind(amount)
-                .bind(tat)
-                .bind(seq)
-                .execute(&mut *conn)
-                .await?;
+        let backend = super::Backend::of_conn(conn);
+        for (key, sum) in sums(deltas) {
+            let mut q = Sql::new(backend, "");
+            push_upsert(&mut q, key, sum, seq);
+            q.execute(&mut *conn).await?;
         }
         Ok(())
     }
@@ -119,11 +115,9 @@ impl UsageState {
     /// The same as `persist`, as statements appended to a SQLite statement list (each
     /// preceded by `;`), so that they cost no trip of their own.
     pub fn push_persist<'a>(q: &mut Sql<'a>, deltas: &'a [UsageDelta], seq: i64) {
-        for ((budget, scope), (count, amount, tat)) in sums(deltas) {
-            q.push(";\nINSERT INTO budget_usage (budget, scope, count, amount, tat_ms, seq) VALUES (");
-            q.bind(budget).push(", ").bind(scope).push(", ").bind(count).push(", ");
-            q.bind(amount).push(", ").bind(tat).push(", ").bind(seq).push(") ");
-            q.push(on_conflict!());
+        for (key, sum) in sums(deltas) {
+            q.push(";\n");
+            push_upsert(q, key, sum, seq);
         }
     }
 
