@@ -395,18 +395,29 @@ async fn main() {
             }
         }
         Some(rate) => {
+            // The schedule is kept by a thread of its own: tokio's timers tick in whole
+            // milliseconds, so at 2,000/s requests would leave in pairs up to a millisecond
+            // after their time, and that delay, the generator's, would count as the server's.
             let interval = Duration::from_nanos(1_000_000_000 / rate.max(1));
-            let mut inflight = tokio::task::JoinSet::new();
-            let mut i = 0u64;
-            loop {
-                let at = begin + interval * i as u32;
-                if at >= end {
-                    break;
+            let (due, mut starts) = tokio::sync::mpsc::unbounded_channel();
+            std::thread::spawn(move || {
+                for i in 0u64.. {
+                    let at = begin + interval * i as u32;
+                    if at >= end {
+                        break;
+                    }
+                    if let Some(wait) = at.checked_duration_since(Instant::now()) {
+                        std::thread::sleep(wait);
+                    }
+                    if due.send((i, at)).is_err() {
+                        break;
+                    }
                 }
-                tokio::time::sleep_until(at.into()).await;
+            });
+            let mut inflight = tokio::task::JoinSet::new();
+            while let Some((i, at)) = starts.recv().await {
                 let (a, p, s, b) = (a.clone(), pool.clone(), stats.clone(), bodies.clone());
                 inflight.spawn(async move { one(&p, &a, &b[i as usize % b.len()], i, &s, at).await });
-                i += 1;
                 while inflight.try_join_next().is_some() {}
             }
             while inflight.join_next().await.is_some() {}
