@@ -8,7 +8,7 @@
 #   1. wrk -t2 -c64 replaying pre-signed unique requests of the realistic mix
 #      (scripts/wrk-replay.lua): requests/s, p50/p99, the server's CPU time per call;
 #   2. the project's generator, open loop at a steady 2,000 calls/s (once the search index
-#      has caught up on the wrk run, after as long again unmeasured): p50/p99;
+#      has caught up on the wrk run): p50/p99;
 #   3. the project's generator, closed loop, 64 in flight, 20,000 calls, the server under
 #      strace (pwrite64 only): WAL bytes and database growth per call;
 #   4. the FastAPI + pydantic gateway (scripts/bench/fastapi_gateway.py) under the same
@@ -66,16 +66,16 @@ for run in $(seq "$RUNS"); do
   serve
   # 1. wrk, fresh requests signed just before (timestamps are accepted for five minutes).
   load --emit "$DIR/requests.tsv" --total $((SECONDS_PER_RUN * 40000)) --mix realistic
+  # The file (about 90 MB) on disk now: the kernel would write it back half a minute
+  # later, in the middle of the open loop, and the server's fsyncs would wait behind it.
+  sync
   before=$(sqlite3 "$DIR/bench.db" 'SELECT max(rowid) FROM tool_calls'); cpu0=$(cpu_ticks "$PID")
   wrk -t2 -c64 -d"${SECONDS_PER_RUN}s" --latency -s scripts/wrk-replay.lua "http://127.0.0.1:$PORT" -- \
     "$DIR/requests.tsv" load 2 >"$DIR/wrk.txt"
   after=$(sqlite3 "$DIR/bench.db" 'SELECT max(rowid) FROM tool_calls'); cpu1=$(cpu_ticks "$PID")
   # 2. open loop at a steady 2,000/s: once the search index has caught up on the wrk run
-  #    (an event behind per call of that run), and after as long again at that rate
-  #    unmeasured, so that the loop measures the steady state: the kernel writes back the
-  #    catch-up's pages over the next half minute, and the ledger's fsyncs wait behind it.
+  #    (an event behind per call of that run), so that the loop measures the steady state.
   indexed
-  load --mix realistic --rate 2000 --seconds "$SECONDS_PER_RUN" >/dev/null
   load --mix realistic --rate 2000 --seconds "$SECONDS_PER_RUN" --server-pid "$PID" >"$DIR/open.json"
   stop; checkpoint
   # 3. bytes written per call, the server under strace (only pwrite64 stops it).
@@ -94,6 +94,7 @@ for run in $(seq "$RUNS"); do
   # 4. the FastAPI + pydantic gateway, same wrk command, same kind of requests.
   start_gateway "$DIR/gateway.db"
   load --emit "$DIR/gateway.tsv" --total $((SECONDS_PER_RUN * 10000)) --mix realistic
+  sync
   wrk -t2 -c64 -d"${SECONDS_PER_RUN}s" --latency -s scripts/wrk-replay.lua "http://127.0.0.1:$GPORT" -- \
     "$DIR/gateway.tsv" load 2 >"$DIR/gateway.txt"
   stop_gateway

@@ -78,6 +78,7 @@ settle
 echo "# database before: $(stored) calls" >&2
 # 1. One instance, wrk with 64 connections.
 load --url "http://127.0.0.1:$A" --emit "$WORK/one.tsv" --total $((SECONDS_PER_RUN * 20000)) --mix realistic
+sync # the request file on disk before the run (see bench-agent-api.sh)
 b=$(stored); ca=$(cpu_ticks "$PID_A"); cp=$(postgres_ticks)
 wrk_run "$WORK/one.txt" "$A" 64 "$WORK/one.tsv"
 report "one instance, wrk -c64" $(( $(stored) - b )) $(( $(cpu_ticks "$PID_A") - ca )) $(( $(postgres_ticks) - cp )) "$WORK/one.txt"
@@ -90,6 +91,7 @@ B="$(free_port)"
 instance "$B"; PID_B=$PID
 load --url "http://127.0.0.1:$A" --emit "$WORK/a.tsv" --total $((SECONDS_PER_RUN * 20000)) --mix realistic
 load --url "http://127.0.0.1:$B" --emit "$WORK/b.tsv" --total $((SECONDS_PER_RUN * 20000)) --mix realistic
+sync
 settle
 b=$(stored); ca=$(( $(cpu_ticks "$PID_A") + $(cpu_ticks "$PID_B") )); cp=$(postgres_ticks)
 wrk_run "$WORK/a.txt" "$A" 32 "$WORK/a.tsv" & W=$!

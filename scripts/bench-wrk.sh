@@ -29,6 +29,8 @@ stored() { sqlite3 "$WORK/bench.db" 'SELECT max(rowid) FROM tool_calls' 2>/dev/n
 # accepted for five minutes).
 N=$((SECONDS_PER_RUN * 40000))
 load --emit "$WORK/requests.tsv" --total "$N" --mix realistic
+# On disk before the run (the kernel would write it back during it; see bench-agent-api.sh).
+sync
 before_calls=$(stored); before_cpu=$(cpu_ticks "$PID")
 wrk -t2 -c64 -d"${SECONDS_PER_RUN}s" --latency -s scripts/wrk-replay.lua "http://127.0.0.1:$PORT" -- \
   "$WORK/requests.tsv" load 2 | tee "$WORK/wrk.txt"
@@ -47,6 +49,7 @@ if [ "${COMPARE:-}" = "fastapi" ]; then
   airlock_rps=$(awk '/Requests\/sec/ {print $2}' "$WORK/wrk.txt")
   start_gateway "$WORK/gateway.db"
   load --emit "$WORK/gateway.tsv" --total "$N" --mix realistic
+  sync
   echo "# the FastAPI + pydantic gateway, same kind of requests" >&2
   wrk -t2 -c64 -d"${SECONDS_PER_RUN}s" --latency -s scripts/wrk-replay.lua "http://127.0.0.1:$GPORT" -- \
     "$WORK/gateway.tsv" load 2 | tee "$WORK/gateway.txt"
