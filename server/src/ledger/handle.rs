@@ -121,12 +121,17 @@ pub struct Ledger {
     pub(super) tx: mpsc::Sender<Command>,
     /// The writer's connection, closed at shutdown.
     pub(super) write: crate::store::Db,
+    /// Checkpoints beside the writer (SQLite), stopped at shutdown.
+    pub(super) folder: Option<std::sync::Arc<crate::store::wal::Folder>>,
 }
 
 impl Ledger {
     /// At shutdown: wait for the batch being written, then close the writer's connection
     /// (a later command is answered "unavailable").
     pub async fn close(&self) {
+        if let Some(folder) = &self.folder {
+            folder.close().await;
+        }
         crate::store::close(&self.write).await;
     }
 

@@ -369,6 +369,9 @@ struct Writer {
     shared: Shared,
     /// The chain's head as this writer left it: another head means another writer wrote.
     head_seq: i64,
+    /// Checkpoints beside the writer (SQLite); between batches the writer lets the log
+    /// start over when it is due (`store::wal`).
+    folder: Option<Arc<store::wal::Folder>>,
 }
 
 /// Start the ledger task. Its handle is dropped when every `Ledger` clone is gone.
@@ -388,6 +391,10 @@ pub async fn start(
     };
     let state = State::load(&db, policy, settings).await?;
     let write = store::writer(&db).await?;
+    let folder = match store::Backend::of(&db) {
+        store::Backend::Sqlite => Some(Arc::new(store::wal::Folder::start(&db, Default::default()).await?)),
+        store::Backend::Postgres => None,
+    };
     *shared.board.write().unwrap_or_else(|p| p.into_inner()) = state.break_glass.list();
     let (tx, rx) = mpsc::channel(QUEUE);
     let task = tokio::spawn(
@@ -397,10 +404,11 @@ pub async fn start(
             state,
             shared,
             head_seq,
+            folder: folder.clone(),
         }
         .run(rx),
     );
-    Ok((Ledger { tx, write }, task))
+    Ok((Ledger { tx, write, folder }, task))
 }
 
 impl Writer {
@@ -408,6 +416,9 @@ impl Writer {
         let mut batch = Vec::with_capacity(MAX_BATCH);
         while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
             self.commit_batch(std::mem::take(&mut batch), &mut rx).await;
+            if let Some(folder) = &self.folder {
+                folder.restart_if_due(&self.write).await;
+            }
         }
         tracing::debug!("ledger stopped");
     }

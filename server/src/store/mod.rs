@@ -16,6 +16,7 @@ pub mod seen;
 pub mod sessions;
 pub mod usage;
 pub mod users;
+pub mod wal;
 
 pub mod sql;
 
@@ -89,7 +90,7 @@ async fn connect_sqlite(url: &str) -> Result<Db, String> {
         format!("{url}?mode=rwc")
     };
     let opts = AnyConnectOptions::from_str(&create).map_err(|e| format!("database_url: {e}"))?;
-    pool_options(Backend::Sqlite, 8)
+    pool_options(Backend::Sqlite, 8, wal::FALLBACK_PAGES)
         .connect_with(opts)
         .await
         .map_err(|e| format!("open database: {e}"))
@@ -97,27 +98,31 @@ async fn connect_sqlite(url: &str) -> Result<Db, String> {
 
 async fn connect_postgres(url: &str) -> Result<Db, String> {
     let opts = AnyConnectOptions::from_str(url).map_err(|e| format!("database_url: {e}"))?;
-    pool_options(Backend::Postgres, 16)
+    pool_options(Backend::Postgres, 16, 0)
         .connect_with(opts)
         .await
         .map_err(|e| format!("open database: {e}"))
 }
 
-/// A pool of `max` connections, each set up for the backend.
-fn pool_options(backend: Backend, max: u32) -> AnyPoolOptions {
+/// A pool of `max` connections, each set up for the backend. On SQLite a connection folds
+/// the write-ahead log into the file after a commit of its own that left the log longer than
+/// `checkpoint_pages` (0: never; see `wal`).
+fn pool_options(backend: Backend, max: u32, checkpoint_pages: i64) -> AnyPoolOptions {
     let options = AnyPoolOptions::new().max_connections(max);
     match backend {
         // A SQLite connection does not go stale: no test query (a round trip to its worker
         // thread) before each use. Temporary data in memory: a multi-row statement inside a
         // transaction keeps a statement journal, which SQLite otherwise spills to a new file
         // under /var/tmp (created, written and deleted dozens of times a second under load).
-        Backend::Sqlite => options.test_before_acquire(false).after_connect(|conn, _| {
+        Backend::Sqlite => options.test_before_acquire(false).after_connect(move |conn, _| {
             Box::pin(async move {
                 conn.execute(
                     "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
                      PRAGMA temp_store = MEMORY",
                 )
                 .await?;
+                conn.execute(format!("PRAGMA wal_autocheckpoint = {checkpoint_pages}").as_str())
+                    .await?;
                 Ok(())
             })
         }),
@@ -144,10 +149,16 @@ pub async fn close(db: &Db) {
 /// breaks). One writer on one connection keeps that connection's caches warm: SQLite drops
 /// a connection's page cache whenever another connection wrote, and both databases keep
 /// prepared statements per connection, so a writer that took the next idle connection of a
-/// shared pool for each batch read its pages and prepared its statements again.
+/// shared pool for each batch read its pages and prepared its statements again. On SQLite
+/// it does not checkpoint: `wal::Folder` does, beside it.
 pub async fn writer(db: &Db) -> Result<Db, String> {
+    single(db, 0).await
+}
+
+/// A pool of one connection to the database of `db`.
+async fn single(db: &Db, checkpoint_pages: i64) -> Result<Db, String> {
     let options = (*db.connect_options()).clone();
-    pool_options(Backend::of(db), 1)
+    pool_options(Backend::of(db), 1, checkpoint_pages)
         .connect_with(options)
         .await
         .map_err(|e| format!("open database: {e}"))
