@@ -301,6 +301,11 @@ mod tests {
             assert_eq!(pragma(db, "synchronous").await, "2", "{what}: FULL");
             assert_eq!(pragma(db, "temp_store").await, "2", "{what}: MEMORY");
         }
+        // The ledger's connection leaves checkpoints to `wal::Folder`; the pool's only far
+        // beyond the log's length the folder keeps.
+        assert_eq!(pragma(&writer, "wal_autocheckpoint").await, "0", "writer");
+        let fallback = wal::FALLBACK_PAGES.to_string();
+        assert_eq!(pragma(&db, "wal_autocheckpoint").await, fallback, "pool");
         let index = crate::audit::index::SearchIndex::open(&dir.path().join("t-search.db"), db.clone())
             .await
             .unwrap();

@@ -139,19 +139,6 @@ mod tests {
         let url = format!("sqlite://{}", file.display());
         let db = super::super::connect(&secrecy::SecretString::from(url)).await.unwrap();
         let writer = super::super::writer(&db).await.unwrap();
-        let auto: i64 = sqlx::query_scalar("PRAGMA wal_autocheckpoint")
-            .fetch_one(&writer)
-            .await
-            .unwrap();
-        assert_eq!(auto, 0, "the ledger's connection does not checkpoint");
-        let auto: i64 = sqlx::query_scalar("PRAGMA wal_autocheckpoint")
-            .fetch_one(&db)
-            .await
-            .unwrap();
-        assert_eq!(
-            auto, FALLBACK_PAGES,
-            "the pool's connections only far beyond the folder"
-        );
         writer
             .execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
             .await
