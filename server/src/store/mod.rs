@@ -311,4 +311,21 @@ mod tests {
             .unwrap();
         assert_eq!(pragma(&index.pool, "temp_store").await, "2", "search index: MEMORY");
     }
+
+    /// SQLite is built without memory statistics (`scripts/env.sh` sets `LIBSQLITE3_FLAGS`):
+    /// with them every allocation of every connection takes one shared mutex.
+    #[tokio::test]
+    async fn sqlite_is_built_without_memory_statistics() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/t.db", dir.path().display());
+        let db = connect(&secrecy::SecretString::from(url)).await.unwrap();
+        let options: Vec<String> = sqlx::query_scalar("PRAGMA compile_options")
+            .fetch_all(&db)
+            .await
+            .unwrap();
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "build through the scripts, which source scripts/env.sh: {options:?}"
+        );
+    }
 }
