@@ -1,6 +1,8 @@
-//! Security headers on every response. The CSP allows scripts only from this origin plus
-//! the inline hydration script carrying this response's nonce, and WebAssembly
-//! compilation ('wasm-unsafe-eval'), which the hydrated app needs.
+//! Security headers on every response. A page's CSP allows scripts only from this origin
+//! plus the inline hydration script carrying this response's nonce, and WebAssembly
+//! compilation ('wasm-unsafe-eval'), which the hydrated app needs. The agent API, health
+//! checks and metrics answer data that nothing should ever run or embed: their CSP allows
+//! nothing at all, the same text on every answer, so no nonce is made for them.
 
 use app::api::CspNonce;
 use axum::extract::{Request, State};
@@ -26,13 +28,28 @@ pub fn csp(nonce: &str) -> String {
     )
 }
 
+/// The CSP of answers that are data, not pages.
+pub const DATA_CSP: &str = "default-src 'none'; frame-ancestors 'none'";
+
+/// Paths that answer data only (an unknown path under them gets the strict CSP too).
+fn is_data(path: &str) -> bool {
+    path.starts_with("/api/v1/") || matches!(path, "/healthz" | "/readyz" | "/metrics")
+}
+
 /// `hsts`: send Strict-Transport-Security (only when served over HTTPS).
 pub async fn security_headers(State(hsts): State<bool>, mut req: Request, next: Next) -> Response {
-    let n = nonce();
-    req.extensions_mut().insert(CspNonce(n.clone()));
+    let page_nonce = (!is_data(req.uri().path())).then(|| {
+        let n = nonce();
+        req.extensions_mut().insert(CspNonce(n.clone()));
+        n
+    });
     let mut res = next.run(req).await;
     let h = res.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(&csp(&n)) {
+    let policy = match page_nonce {
+        Some(n) => HeaderValue::from_str(&csp(&n)).ok(),
+        None => Some(HeaderValue::from_static(DATA_CSP)),
+    };
+    if let Some(v) = policy {
         h.insert(header::CONTENT_SECURITY_POLICY, v);
     }
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));

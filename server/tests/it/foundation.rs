@@ -48,6 +48,26 @@ async fn pages_carry_security_headers_and_the_csp_nonce_matches_the_inline_scrip
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_answers_carry_a_csp_that_allows_nothing_and_no_nonce() {
+    let app = spawn_app().await;
+    for path in [
+        "/readyz",
+        "/healthz",
+        "/api/v1/openapi.json",
+        "/api/v1/tool-calls/tc_none",
+    ] {
+        let r = client().get(app.url(path)).send().await.unwrap();
+        let csp = header_str(&r, header::CONTENT_SECURITY_POLICY);
+        assert_eq!(csp, "default-src 'none'; frame-ancestors 'none'", "{path}");
+        assert_eq!(header_str(&r, header::X_CONTENT_TYPE_OPTIONS), "nosniff", "{path}");
+        assert_eq!(header_str(&r, header::X_FRAME_OPTIONS), "DENY", "{path}");
+    }
+    // A page beside them still gets its own nonce.
+    let r = client().get(app.url("/login")).send().await.unwrap();
+    assert!(header_str(&r, header::CONTENT_SECURITY_POLICY).contains("'nonce-"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_pages_get_a_clear_404() {
     let app = spawn_app().await;
     let c = app.admin_client().await;
