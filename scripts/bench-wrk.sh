@@ -5,10 +5,11 @@
 #   scripts/bench-wrk.sh [SECONDS] [PREFILL]
 # PREFILL: calls stored before the measured run (e.g. 1000000). AIRLOCK_BIN_DIR=DIR uses
 # the binaries in DIR instead of building. Prints wrk's report, then the calls stored by
-# the run, their rate and the server's CPU time per call. COMPARE=fastapi then runs the
-# same kind of requests against scripts/bench/fastapi_gateway.py (FastAPI + pydantic,
-# SQLite WAL FULL, uvicorn with 2 workers; installed into a venv under ~/.cache/airlock)
-# and prints the ratio.
+# the run, their rate, the server's CPU time per call and how it splits between threads
+# (the async workers, and the SQLite connections' worker threads: the ledger's is the
+# busiest of those). COMPARE=fastapi then runs the same kind of requests against
+# scripts/bench/fastapi_gateway.py (FastAPI + pydantic, SQLite WAL FULL, uvicorn with 2
+# workers; installed into a venv under ~/.cache/airlock) and prints the ratio.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -31,10 +32,10 @@ N=$((SECONDS_PER_RUN * 40000))
 load --emit "$WORK/requests.tsv" --total "$N" --mix realistic
 # On disk before the run (the kernel would write it back during it; see bench-agent-api.sh).
 sync
-before_calls=$(stored); before_cpu=$(cpu_ticks "$PID")
+before_calls=$(stored); before_cpu=$(cpu_ticks "$PID"); thread_counters "$PID" >"$WORK/threads.0"
 wrk -t2 -c64 -d"${SECONDS_PER_RUN}s" --latency -s scripts/wrk-replay.lua "http://127.0.0.1:$PORT" -- \
   "$WORK/requests.tsv" load 2 | tee "$WORK/wrk.txt"
-after_calls=$(stored); after_cpu=$(cpu_ticks "$PID")
+after_calls=$(stored); after_cpu=$(cpu_ticks "$PID"); thread_counters "$PID" >"$WORK/threads.1"
 python3 - "$before_calls" "$after_calls" "$before_cpu" "$after_cpu" "$(getconf CLK_TCK)" "$SECONDS_PER_RUN" \
   "$(stat -c %s "$WORK/bench.db")" <<'PY'
 import sys
@@ -45,6 +46,9 @@ if calls:
     print(f"server CPU per call: {(ca - cb) / tck / calls * 1e6:.0f} µs")
 print(f"database file: {size} bytes")
 PY
+if [ "$after_calls" -gt "$before_calls" ]; then
+  thread_report "$WORK/threads.0" "$WORK/threads.1" $((after_calls - before_calls))
+fi
 if [ "${COMPARE:-}" = "fastapi" ]; then
   airlock_rps=$(awk '/Requests\/sec/ {print $2}' "$WORK/wrk.txt")
   start_gateway "$WORK/gateway.db"

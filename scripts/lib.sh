@@ -64,6 +64,43 @@ cpu_ticks() {
   awk '{print $14 + $15}' "/proc/$1/stat"
 }
 
+# One line per thread of process $1: id, name, CPU time so far (clock ticks), voluntary and
+# involuntary context switches. Two of these around a run give each thread's share.
+thread_counters() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    printf '%s %s %s %s\n' "${t##*/}" "$(tr ' ' _ <"$t/comm")" "$(awk '{print $14 + $15}' "$t/stat")" \
+      "$(awk '/^voluntary_ctxt_switches/ {v = $2} /^nonvoluntary_ctxt_switches/ {n = $2} END {print v, n}' "$t/status")"
+  done 2>/dev/null
+}
+
+# Per stored call, from two `thread_counters` files and the calls stored in between: each
+# thread's CPU time (µs) and context switches, busiest first; threads under 0.5 µs summed.
+thread_report() {
+  python3 - "$1" "$2" "$3" "$(getconf CLK_TCK)" <<'PY'
+import sys
+before, after, calls, tck = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+read = lambda p: {l.split()[0]: l.split() for l in open(p) if len(l.split()) == 5}
+b, a = read(before), read(after)
+rows = []
+for tid, (_, name, cpu, vol, invol) in a.items():
+    _, _, cpu0, vol0, invol0 = b.get(tid, (tid, name, 0, 0, 0))
+    rows.append((
+        (int(cpu) - int(cpu0)) / tck / calls * 1e6, name, tid,
+        (int(vol) - int(vol0)) / calls, (int(invol) - int(invol0)) / calls,
+    ))
+rows.sort(reverse=True)
+print("per stored call, by thread: CPU µs, voluntary / involuntary context switches")
+rest = [0.0, 0.0, 0.0, 0]
+for us, name, tid, vol, invol in rows:
+    if us < 0.5:
+        rest = [rest[0] + us, rest[1] + vol, rest[2] + invol, rest[3] + 1]
+        continue
+    print(f"  {name:<16} {tid:>8}  {us:6.1f}  {vol:.2f} / {invol:.2f}")
+print(f"  {rest[3]} other threads     {rest[0]:6.1f}  {rest[1]:.2f} / {rest[2]:.2f}")
+PY
+}
+
 # The FastAPI + pydantic gateway (scripts/bench/fastapi_gateway.py, comparison only) on a
 # free loopback port, checking signatures with SECRET and committing to DB; its venv is
 # made once under ~/.cache/airlock. Sets GPORT and GPID; stop it with stop_gateway.
