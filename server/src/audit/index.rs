@@ -24,7 +24,22 @@ use tokio::sync::Mutex;
 
 /// Bumped when what a SQLite index holds changes: an index of another version is rebuilt.
 /// (PostgreSQL's index changes by migration.)
-const SCHEMA_VERSION: i64 = 4;
+const SCHEMA_VERSION: i64 = 5;
+/// The filters that SQLite's index answers from full-text search instead of a B-tree index
+/// of their own: each is one token of the `facets` column ([`facet_token`]), added to the
+/// segment FTS5 writes per batch anyway. A B-tree index per filter cost an insert into each
+/// per event, about half of the indexer's time (docs/performance.md, "The search index's
+/// filters"). Session, trace and call keep theirs (traces read them directly), and so
+/// does the time (windows are bounded by it).
+pub(crate) const FACETS: [&str; 8] = ["agent", "tool", "status", "layer", "rule", "source", "reviewer", "kind"];
+
+/// A filter's value as one full-text token: the column's name, `z`, and the value's bytes
+/// in hex. Only letters and digits (the tokenizer keeps it whole, already lower case), so it
+/// matches exactly this column and value, never a word of the text or a longer value.
+pub(crate) fn facet_token(column: &str, value: &str) -> String {
+    format!("{column}z{}", hex::encode(value))
+}
+
 /// Events read and written per batch.
 const BATCH: i64 = 4000;
 /// Characters of an event's text given to full-text search.
@@ -65,23 +80,15 @@ CREATE TABLE IF NOT EXISTS search_events (
     summary  TEXT    NOT NULL
 ) STRICT;
 CREATE INDEX IF NOT EXISTS search_events_at ON search_events (at_ms);
-CREATE INDEX IF NOT EXISTS search_events_agent ON search_events (agent, seq) WHERE agent IS NOT NULL;
 CREATE INDEX IF NOT EXISTS search_events_session ON search_events (session, seq) WHERE session IS NOT NULL;
 CREATE INDEX IF NOT EXISTS search_events_trace ON search_events (trace, seq) WHERE trace IS NOT NULL;
-CREATE INDEX IF NOT EXISTS search_events_tool ON search_events (tool, seq) WHERE tool IS NOT NULL;
-CREATE INDEX IF NOT EXISTS search_events_status ON search_events (status, seq) WHERE status IS NOT NULL;
-CREATE INDEX IF NOT EXISTS search_events_layer ON search_events (layer, seq) WHERE layer IS NOT NULL;
-CREATE INDEX IF NOT EXISTS search_events_rule ON search_events (rule, seq) WHERE rule IS NOT NULL;
-CREATE INDEX IF NOT EXISTS search_events_source ON search_events (source, seq) WHERE source IS NOT NULL;
-CREATE INDEX IF NOT EXISTS search_events_reviewer ON search_events (reviewer, seq) WHERE reviewer IS NOT NULL;
-CREATE INDEX IF NOT EXISTS search_events_kind ON search_events (kind, seq);
 CREATE INDEX IF NOT EXISTS search_events_call ON search_events (call_id, seq) WHERE call_id IS NOT NULL;
 CREATE TABLE IF NOT EXISTS search_head (
     id    INTEGER PRIMARY KEY CHECK (id = 1),
     seq   INTEGER NOT NULL,
     hash  BLOB    NOT NULL
 ) STRICT;
-CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5 (text, content = '', tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5 (text, facets, content = '', tokenize = 'unicode61 remove_diacritics 2');
 ";
 
 /// The index file beside a SQLite database: `<dir>/<name>-search.db` (unused with
@@ -254,8 +261,8 @@ impl SearchIndex {
             (Pace::Full, false) => 500,
         };
         let mut rows = rows.into_iter();
-        // SQLite: (seq, words) of the batch, for full-text search.
-        let mut words: Vec<(i64, String)> = Vec::new();
+        // SQLite: (seq, words, facets) of the batch, for full-text search.
+        let mut words: Vec<(i64, String, String)> = Vec::new();
         loop {
             let chunk: Vec<Row> = rows.by_ref().take(rows_per_statement).collect();
             if chunk.is_empty() {
@@ -319,7 +326,10 @@ impl SearchIndex {
             q.push(" ON CONFLICT (seq) DO NOTHING");
             q.execute(&mut *tx).await?;
             if !postgres {
-                words.extend(derived.into_iter().map(|(d, _)| (d.seq, d.text)));
+                words.extend(derived.into_iter().map(|(d, _)| {
+                    let facets = d.facets();
+                    (d.seq, d.text, facets)
+                }));
             }
             if pace == Pace::Yield {
                 // As long again at rest: the index takes at most half of a core, in bursts
@@ -341,9 +351,9 @@ impl SearchIndex {
             // transaction opens a savepoint (every multi-row statement does), so words
             // added chunk by chunk became a segment per chunk, each merged again and again.
             // Added last, they become one segment per batch, at the commit.
-            let mut q = Sql::new(backend, "INSERT INTO search_fts (rowid, text) VALUES ");
-            q.rows(&words, |r, (seq, text)| {
-                r.bind(*seq).bind(text.as_str());
+            let mut q = Sql::new(backend, "INSERT INTO search_fts (rowid, text, facets) VALUES ");
+            q.rows(&words, |r, (seq, text, facets)| {
+                r.bind(*seq).bind(text.as_str()).bind(facets.as_str());
             });
             q.execute(&mut *tx).await?;
         }
@@ -473,6 +483,29 @@ pub struct Derived {
     pub reviewer: Option<String>,
     pub summary: String,
     pub text: String,
+}
+
+impl Derived {
+    /// The value of a filter of [`FACETS`].
+    fn facet(&self, column: &str) -> Option<&str> {
+        match column {
+            "agent" => self.agent.as_deref(),
+            "tool" => self.tool.as_deref(),
+            "status" => self.status.as_deref(),
+            "layer" => self.layer.as_deref(),
+            "rule" => self.rule.as_deref(),
+            "source" => self.source.as_deref(),
+            "reviewer" => self.reviewer.as_deref(),
+            "kind" => Some(&self.kind),
+            _ => None,
+        }
+    }
+
+    /// The `facets` column of SQLite's full-text table: a token per filter the event has.
+    pub fn facets(&self) -> String {
+        let tokens = FACETS.iter().filter_map(|c| self.facet(c).map(|v| facet_token(c, v)));
+        tokens.collect::<Vec<_>>().join(" ")
+    }
 }
 
 fn text_at(v: &Value, path: &[&str]) -> Option<String> {

@@ -208,13 +208,24 @@ pub(crate) fn select(backend: Backend, p: &Plan, limit: i64) -> Sql<'static> {
         "SELECT e.seq, e.at_ms, e.kind, e.actor, e.agent, e.session, e.trace, e.call_id, e.tool, e.status,
          e.source, e.layer, e.rule, e.reviewer, e.summary FROM ",
     );
-    let key = if p.terms.is_empty() {
+    // SQLite answers most filters from its full-text table (`index::FACETS`).
+    let facets: Vec<String> = match backend {
+        Backend::Sqlite => p
+            .equal
+            .iter()
+            .filter(|(column, _)| super::index::FACETS.contains(column))
+            .map(|(column, value)| format!("facets : \"{}\"", super::index::facet_token(column, value)))
+            .collect(),
+        Backend::Postgres => Vec::new(),
+    };
+    let key = if p.terms.is_empty() && facets.is_empty() {
         q.push("search_events e WHERE 1 = 1");
         "e.seq"
     } else if backend == Backend::Sqlite {
         // The FTS table drives (it walks rowids in order and stops at the limit).
         q.push("search_fts f JOIN search_events e ON e.seq = f.rowid WHERE search_fts MATCH ");
-        q.bind(fts5(&p.terms));
+        let words = (!p.terms.is_empty()).then(|| format!("text : ({})", fts5(&p.terms)));
+        q.bind(words.into_iter().chain(facets).collect::<Vec<_>>().join(" AND "));
         "f.rowid"
     } else {
         q.push("search_events e WHERE ");
@@ -225,7 +236,8 @@ pub(crate) fn select(backend: Backend, p: &Plan, limit: i64) -> Sql<'static> {
         "e.seq"
     };
     for (column, value) in &p.equal {
-        // Column names come from the fixed list in `plan`, never from the request.
+        // Column names come from the fixed list in `plan`, never from the request. Facets
+        // matched above are compared again: the column, not the token, has the last word.
         q.push(&format!(" AND e.{column} = "));
         q.bind(value.clone());
     }

@@ -177,6 +177,21 @@ async fn search_combines_free_text_with_every_filter() {
     );
     let p = search(&auditor, &app, &[("q", "draft"), ("source", "reviewer")]).await;
     assert_eq!(field(&p, "status"), ["modified"], "text and filters together: {p}");
+    // A filter matches whole values as stored, letter case included: never a part of a
+    // longer value, nor a word of the text.
+    for (filter, value) in [
+        ("tool", "refund"),
+        ("tool", "REFUND_ORDER"),
+        ("kind", "call"),
+        ("agent", "other"),
+        ("status", "denie"),
+        ("layer", "quarterly"),
+    ] {
+        let p = search(&auditor, &app, &[(filter, value)]).await;
+        assert!(seqs(&p).is_empty(), "{filter}={value}: {p}");
+    }
+    let p = search(&auditor, &app, &[("tool", "refund_order"), ("status", "denied")]).await;
+    assert!(seqs(&p).is_empty(), "filters together: {p}");
 
     // Time ranges: everything is from the last hour, nothing from before it.
     let p = search(&auditor, &app, &[("since", "1h")]).await;
