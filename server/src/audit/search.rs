@@ -208,15 +208,20 @@ pub(crate) fn select(backend: Backend, p: &Plan, limit: i64) -> Sql<'static> {
         "SELECT e.seq, e.at_ms, e.kind, e.actor, e.agent, e.session, e.trace, e.call_id, e.tool, e.status,
          e.source, e.layer, e.rule, e.reviewer, e.summary FROM ",
     );
-    // SQLite answers most filters from its full-text table (`index::FACETS`).
+    // SQLite answers most filters from its full-text table (`index::FACETS`), unless a
+    // session or trace (B-tree indexed) narrows without free text: then their index drives
+    // and the other filters are compared on the few rows it finds, where walking a common
+    // value's tokens could pass most of the index before finding one of that session.
+    let is_facet = |column: &&str| super::index::FACETS.contains(column);
+    let indexed = p.equal.iter().any(|(column, _)| !is_facet(column));
     let facets: Vec<String> = match backend {
-        Backend::Sqlite => p
+        Backend::Sqlite if !p.terms.is_empty() || !indexed => p
             .equal
             .iter()
-            .filter(|(column, _)| super::index::FACETS.contains(column))
+            .filter(|(column, _)| is_facet(column))
             .map(|(column, value)| format!("facets : \"{}\"", super::index::facet_token(column, value)))
             .collect(),
-        Backend::Postgres => Vec::new(),
+        _ => Vec::new(),
     };
     let key = if p.terms.is_empty() && facets.is_empty() {
         q.push("search_events e WHERE 1 = 1");

@@ -192,6 +192,16 @@ async fn search_combines_free_text_with_every_filter() {
     }
     let p = search(&auditor, &app, &[("tool", "refund_order"), ("status", "denied")]).await;
     assert!(seqs(&p).is_empty(), "filters together: {p}");
+    // A session (its own index) with a filter: exactly that session's events of that kind.
+    let session = search(&auditor, &app, &[("session", "s-2")]).await;
+    let received: Vec<i64> = seqs(&session)
+        .into_iter()
+        .zip(field(&session, "kind"))
+        .filter(|(_, k)| *k == "call_received")
+        .map(|(s, _)| s)
+        .collect();
+    let p = search(&auditor, &app, &[("session", "s-2"), ("kind", "call_received")]).await;
+    assert!(!received.is_empty() && seqs(&p) == received, "{p}");
 
     // Time ranges: everything is from the last hour, nothing from before it.
     let p = search(&auditor, &app, &[("since", "1h")]).await;
