@@ -48,8 +48,12 @@ const MAX_TEXT: usize = 16 * 1024;
 const FTS_AUTOMERGE: i64 = 16;
 /// The advisory lock key of the one indexer on PostgreSQL ("airlock search", shortened).
 const INDEX_LOCK: i64 = 0x0061_6972_7365_6172;
-/// Events per statement of the background indexer: each statement a short burst.
+/// Events per statement of the background indexer on PostgreSQL, where its writes share
+/// the ledger's database: each statement a short burst.
 const PACED_ROWS: usize = 25;
+/// The same on SQLite, where the index has a file of its own and what a statement costs is
+/// mostly its hand-offs between threads (each a wake-up and a context switch).
+const PACED_ROWS_SQLITE: usize = 100;
 /// Events per batch of the background indexer: a search waits for at most one such batch.
 const PACED_BATCH: i64 = 500;
 
@@ -256,7 +260,8 @@ impl SearchIndex {
         let count = rows.len();
         let postgres = backend == Backend::Postgres;
         let rows_per_statement = match (pace, postgres) {
-            (Pace::Yield, _) => PACED_ROWS,
+            (Pace::Yield, true) => PACED_ROWS,
+            (Pace::Yield, false) => PACED_ROWS_SQLITE,
             (Pace::Full, true) => 100,
             (Pace::Full, false) => 500,
         };
