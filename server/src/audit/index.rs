@@ -51,8 +51,8 @@ const INDEX_LOCK: i64 = 0x0061_6972_7365_6172;
 /// Events per statement of the background indexer on PostgreSQL, where its writes share
 /// the ledger's database: each statement a short burst.
 const PACED_ROWS: usize = 25;
-/// The same on SQLite, where the index has a file of its own and what a statement costs is
-/// mostly its hand-offs between threads (each a wake-up and a context switch).
+/// The same on SQLite, where the index has a file of its own and much of what a statement
+/// costs is its hand-offs between threads (each a wake-up and a context switch).
 const PACED_ROWS_SQLITE: usize = 100;
 /// Events per batch of the background indexer: a search waits for at most one such batch.
 const PACED_BATCH: i64 = 500;
