@@ -8,17 +8,18 @@
 //! The chain stays the record: exports and traces read events from it.
 //!
 //! With SQLite it lives in its own file beside the database (`<name>-search.db`), its
-//! words in an FTS5 table. With PostgreSQL it lives in the shared database (migration
-//! 0005): the words are a `tsvector` column under a GIN index, built by [`super::words`]
-//! so that queries mean the same on both; every instance searches the one index, and an
-//! advisory lock lets one instance at a time add a batch.
+//! words in an FTS5 table, written by [`super::sqlite_indexer`]. With PostgreSQL it lives
+//! in the shared database (migration 0005): the words are a `tsvector` column under a GIN
+//! index, built by [`super::words`] so that queries mean the same on both; every instance
+//! searches the one index, and an advisory lock lets one instance at a time add a batch.
 
+use super::sqlite_indexer::Indexer;
 use crate::store::{Backend, Db, Sql};
 use serde_json::Value;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::Executor;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 use tokio::sync::Mutex;
 
@@ -51,8 +52,8 @@ const INDEX_LOCK: i64 = 0x0061_6972_7365_6172;
 /// Events per statement of the background indexer on PostgreSQL, where its writes share
 /// the ledger's database: each statement a short burst.
 const PACED_ROWS: usize = 25;
-/// The same on SQLite, where the index has a file of its own and much of what a statement
-/// costs is its hand-offs between threads (each a wake-up and a context switch).
+/// Events per burst of the background indexer on SQLite, where a burst costs one rest (a
+/// timer and a wake-up).
 const PACED_ROWS_SQLITE: usize = 100;
 /// Events per batch of the background indexer: a search waits for at most one such batch.
 const PACED_BATCH: i64 = 500;
@@ -119,6 +120,8 @@ pub struct SearchIndex {
     /// One catch-up at a time in this process (the background task, a search that wants
     /// the newest).
     writer: Arc<Mutex<()>>,
+    /// SQLite's writer, on a blocking thread; `None` with PostgreSQL and once closed.
+    sqlite: Arc<std::sync::Mutex<Option<Indexer>>>,
 }
 
 /// `sqlite://` URL of a file path (the characters a URL gives a meaning escaped).
@@ -150,6 +153,7 @@ impl SearchIndex {
             pool,
             chain,
             writer: Arc::new(Mutex::new(())),
+            sqlite: Arc::default(),
         };
         // An index that does not end where the chain has the same event (another database,
         // a restored backup) is not this chain's: start again.
@@ -172,6 +176,23 @@ impl SearchIndex {
                 Backend::Postgres => "TRUNCATE search_events, search_head",
             };
             sqlx::raw_sql(clear).execute(&index.pool).await.map_err(fail)?;
+        }
+        if index.backend() == Backend::Sqlite {
+            // The file of the database the pool opened (none for an in-memory database, which
+            // another connection could not read).
+            let file: String = sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+                .fetch_one(&index.chain)
+                .await
+                .map_err(fail)?;
+            if file.is_empty() {
+                return Err("search index: the database must be a file".into());
+            }
+            let path = path.to_path_buf();
+            let indexer = tokio::task::spawn_blocking(move || Indexer::open(Path::new(&file), &path))
+                .await
+                .map_err(|e| format!("search index: {e}"))?
+                .map_err(|e| format!("search index: {e}"))?;
+            *index.sqlite.lock().unwrap_or_else(PoisonError::into_inner) = Some(indexer);
         }
         Ok(index)
     }
@@ -206,28 +227,28 @@ impl SearchIndex {
     /// `None` at once (the background task comes back later; a search waits).
     async fn step_if(&self, wait: bool, pace: Pace) -> Result<Option<usize>, sqlx::Error> {
         let _one = self.writer.lock().await;
-        let backend = self.backend();
-        // The transaction holds the index's write lock before it reads where the index
-        // ends: another process (the CLI, another instance) adds the same batch first or
-        // after, never at once.
-        let mut tx = match backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => {
-                let mut tx = self.pool.begin().await?;
-                let locked: bool = if wait {
-                    sqlx::query_scalar("SELECT true FROM pg_advisory_xact_lock($1) AS locked")
-                } else {
-                    sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1) AS locked")
-                }
-                .bind(INDEX_LOCK)
-                .fetch_one(&mut *tx)
-                .await?;
-                if !locked {
-                    return Ok(None);
-                }
-                tx
-            }
-        };
+        match self.backend() {
+            Backend::Sqlite => self.step_sqlite(pace).await.map(Some),
+            Backend::Postgres => self.step_postgres(wait, pace).await,
+        }
+    }
+
+    /// One batch on PostgreSQL: read from the chain, written in paced multi-row statements.
+    async fn step_postgres(&self, wait: bool, pace: Pace) -> Result<Option<usize>, sqlx::Error> {
+        // The transaction holds the advisory lock before it reads where the index ends:
+        // another instance or process adds the same batch first or after, never at once.
+        let mut tx = self.pool.begin().await?;
+        let locked: bool = if wait {
+            sqlx::query_scalar("SELECT true FROM pg_advisory_xact_lock($1) AS locked")
+        } else {
+            sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1) AS locked")
+        }
+        .bind(INDEX_LOCK)
+        .fetch_one(&mut *tx)
+        .await?;
+        if !locked {
+            return Ok(None);
+        }
         let after: i64 = sqlx::query_scalar("SELECT coalesce(max(seq), 0) FROM search_events")
             .fetch_one(&mut *tx)
             .await?;
@@ -258,16 +279,8 @@ impl SearchIndex {
             return Ok(Some(0));
         };
         let count = rows.len();
-        let postgres = backend == Backend::Postgres;
-        let rows_per_statement = match (pace, postgres) {
-            (Pace::Yield, true) => PACED_ROWS,
-            (Pace::Yield, false) => PACED_ROWS_SQLITE,
-            (Pace::Full, true) => 100,
-            (Pace::Full, false) => 500,
-        };
+        let rows_per_statement = if pace == Pace::Full { 100 } else { PACED_ROWS };
         let mut rows = rows.into_iter();
-        // SQLite: (seq, words, facets) of the batch, for full-text search.
-        let mut words: Vec<(i64, String, String)> = Vec::new();
         loop {
             let chunk: Vec<Row> = rows.by_ref().take(rows_per_statement).collect();
             if chunk.is_empty() {
@@ -276,7 +289,7 @@ impl SearchIndex {
             let started = std::time::Instant::now();
             // Parsing events and making their words is CPU work: off the async workers,
             // which serve requests meanwhile.
-            let derived: Vec<(Derived, Option<String>)> = tokio::task::spawn_blocking(move || {
+            let derived: Vec<(Derived, String)> = tokio::task::spawn_blocking(move || {
                 chunk
                     .into_iter()
                     .map(
@@ -294,7 +307,7 @@ impl SearchIndex {
                                 },
                                 Call { agent, tool, trace },
                             );
-                            let words = postgres.then(|| super::words::tsvector(&d.text));
+                            let words = super::words::tsvector(&d.text);
                             (d, words)
                         },
                     )
@@ -303,11 +316,10 @@ impl SearchIndex {
             .await
             .map_err(|e| sqlx::Error::Protocol(format!("indexing a batch: {e}")))?;
             let mut q = Sql::new(
-                backend,
+                Backend::Postgres,
                 "INSERT INTO search_events (seq, at_ms, kind, actor, agent, session, trace, call_id, tool, status,
-                 layer, rule, source, reviewer, summary",
+                 layer, rule, source, reviewer, summary, words) VALUES ",
             );
-            q.push(if postgres { ", words) VALUES " } else { ") VALUES " });
             q.rows(&derived, |r, (d, words)| {
                 r.bind(d.seq)
                     .bind(d.at_ms)
@@ -323,19 +335,11 @@ impl SearchIndex {
                     .bind(d.rule.as_deref())
                     .bind(d.source.as_deref())
                     .bind(d.reviewer.as_deref())
-                    .bind(d.summary.as_str());
-                if let Some(words) = words {
-                    r.bind_as(words.as_str(), "tsvector");
-                }
+                    .bind(d.summary.as_str())
+                    .bind_as(words.as_str(), "tsvector");
             });
             q.push(" ON CONFLICT (seq) DO NOTHING");
             q.execute(&mut *tx).await?;
-            if !postgres {
-                words.extend(derived.into_iter().map(|(d, _)| {
-                    let facets = d.facets();
-                    (d.seq, d.text, facets)
-                }));
-            }
             if pace == Pace::Yield {
                 // As long again at rest: the index takes at most half of a core, in bursts
                 // short enough that the ledger's commits never queue long behind them.
@@ -350,20 +354,28 @@ impl SearchIndex {
         .bind(last.1)
         .execute(&mut *tx)
         .await?;
-        if !words.is_empty() {
-            // The batch's words in one statement, the last of the transaction: FTS5
-            // writes what it holds as a new segment whenever a later statement of the
-            // transaction opens a savepoint (every multi-row statement does), so words
-            // added chunk by chunk became a segment per chunk, each merged again and again.
-            // Added last, they become one segment per batch, at the commit.
-            let mut q = Sql::new(backend, "INSERT INTO search_fts (rowid, text, facets) VALUES ");
-            q.rows(&words, |r, (seq, text, facets)| {
-                r.bind(*seq).bind(text.as_str()).bind(facets.as_str());
-            });
-            q.execute(&mut *tx).await?;
-        }
         tx.commit().await?;
         Ok(Some(count))
+    }
+
+    /// One batch on SQLite, on a blocking thread (the work is synchronous throughout).
+    async fn step_sqlite(&self, pace: Pace) -> Result<usize, sqlx::Error> {
+        let (batch, rows, rest) = match pace {
+            Pace::Full => (BATCH, 500, false),
+            Pace::Yield => (PACED_BATCH, PACED_ROWS_SQLITE, true),
+        };
+        let sqlite = self.sqlite.clone();
+        let fail = |e: String| sqlx::Error::Protocol(format!("search index: {e}"));
+        tokio::task::spawn_blocking(move || {
+            let mut indexer = sqlite.lock().unwrap_or_else(PoisonError::into_inner);
+            match indexer.as_mut() {
+                Some(indexer) => indexer.step(batch, rows, rest).map_err(|e| e.to_string()),
+                None => Err("closed".into()),
+            }
+        })
+        .await
+        .map_err(|e| fail(e.to_string()))?
+        .map_err(fail)
     }
 
     /// Index everything the chain holds now.
@@ -378,7 +390,14 @@ impl SearchIndex {
         }
     }
 
+    /// Close the index's connections (the writer's once its batch is done).
     pub async fn close(&self) {
+        let sqlite = self.sqlite.clone();
+        let closed =
+            tokio::task::spawn_blocking(move || drop(sqlite.lock().unwrap_or_else(PoisonError::into_inner).take()));
+        if let Err(e) = closed.await {
+            tracing::warn!(error = %e, "closing the search index's writer");
+        }
         crate::store::close(&self.pool).await;
     }
 

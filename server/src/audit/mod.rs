@@ -18,6 +18,7 @@ pub mod fingerprint;
 pub mod http;
 pub mod index;
 pub mod search;
+mod sqlite_indexer;
 pub mod trace;
 pub mod words;
 
