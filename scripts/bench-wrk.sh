@@ -25,7 +25,7 @@ if [ "$PREFILL" -gt 0 ]; then
   echo "# storing $PREFILL calls first" >&2
   load --mix realistic --concurrency 64 --total "$PREFILL" --seconds 100000 >/dev/null
 fi
-stored() { sqlite3 "$WORK/bench.db" 'SELECT max(rowid) FROM tool_calls' 2>/dev/null || echo 0; }
+stored() { sqlite3 "$WORK/bench.db" 'SELECT coalesce(max(rowid), 0) FROM tool_calls' 2>/dev/null || echo 0; }
 # Enough fresh requests for 40,000 calls/s, signed just before the run (timestamps are
 # accepted for five minutes).
 N=$((SECONDS_PER_RUN * 40000))
