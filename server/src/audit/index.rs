@@ -58,6 +58,17 @@ const PACED_ROWS_SQLITE: usize = 100;
 /// Events per batch of the background indexer: a search waits for at most one such batch.
 const PACED_BATCH: i64 = 500;
 
+/// The chain's events after `$1` (at most `$2`), each with its call's agent, tool and
+/// trace: what both writers index (SQLite numbers `$1`, `$2` in order of appearance).
+pub(super) const READ_CHAIN: &str = "SELECT e.seq, e.at_ms, e.kind, e.actor, e.call_id, e.session_id, e.data,
+        c.agent_id, c.tool, c.trace_id, e.hash
+ FROM audit_events e LEFT JOIN tool_calls c ON c.id = e.call_id
+ WHERE e.seq > $1 ORDER BY e.seq LIMIT $2";
+
+/// Where the index ends: the last event indexed (`$1`) and its hash (`$2`).
+pub(super) const SET_HEAD: &str = "INSERT INTO search_head (id, seq, hash) VALUES (1, $1, $2)
+ ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash";
+
 /// How a batch is written: as fast as it goes (a search waits for it) or in short bursts
 /// with rests between them (the background task, beside live traffic).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -265,16 +276,11 @@ impl SearchIndex {
             Option<String>,
             Vec<u8>,
         );
-        let rows: Vec<Row> = sqlx::query_as(
-            "SELECT e.seq, e.at_ms, e.kind, e.actor, e.call_id, e.session_id, e.data, c.agent_id, c.tool, c.trace_id,
-                    e.hash
-             FROM audit_events e LEFT JOIN tool_calls c ON c.id = e.call_id
-             WHERE e.seq > $1 ORDER BY e.seq LIMIT $2",
-        )
-        .bind(after)
-        .bind(if pace == Pace::Full { BATCH } else { PACED_BATCH })
-        .fetch_all(&self.chain)
-        .await?;
+        let rows: Vec<Row> = sqlx::query_as(READ_CHAIN)
+            .bind(after)
+            .bind(if pace == Pace::Full { BATCH } else { PACED_BATCH })
+            .fetch_all(&self.chain)
+            .await?;
         let Some(last) = rows.last().map(|r| (r.0, r.10.clone())) else {
             return Ok(Some(0));
         };
@@ -346,14 +352,11 @@ impl SearchIndex {
                 tokio::time::sleep(started.elapsed()).await;
             }
         }
-        sqlx::query(
-            "INSERT INTO search_head (id, seq, hash) VALUES (1, $1, $2)
-             ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
-        )
-        .bind(last.0)
-        .bind(last.1)
-        .execute(&mut *tx)
-        .await?;
+        sqlx::query(SET_HEAD)
+            .bind(last.0)
+            .bind(last.1)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(Some(count))
     }

@@ -8,7 +8,7 @@
 //! chunk: about a third of what the index cost per event (docs/performance.md, "The search
 //! index on one thread"). Searches still read the index through sqlx.
 
-use super::index::{derive, Call, Event};
+use super::index::{derive, Call, Event, READ_CHAIN, SET_HEAD};
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 use serde_json::Value;
 use std::path::Path;
@@ -29,19 +29,11 @@ struct Raw {
     hash: Vec<u8>,
 }
 
-const READ_CHAIN: &str = "SELECT e.seq, e.at_ms, e.kind, e.actor, e.call_id, e.session_id, e.data, c.agent_id, c.tool,
-        c.trace_id, e.hash
- FROM audit_events e LEFT JOIN tool_calls c ON c.id = e.call_id
- WHERE e.seq > ?1 ORDER BY e.seq LIMIT ?2";
-
 const INSERT_EVENT: &str = "INSERT INTO search_events (seq, at_ms, kind, actor, agent, session, trace, call_id,
         tool, status, layer, rule, source, reviewer, summary)
  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) ON CONFLICT (seq) DO NOTHING";
 
 const INSERT_WORDS: &str = "INSERT INTO search_fts (rowid, text, facets) VALUES (?1, ?2, ?3)";
-
-const SET_HEAD: &str = "INSERT INTO search_head (id, seq, hash) VALUES (1, ?1, ?2)
- ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash";
 
 impl Indexer {
     /// Connect to the database file `chain` and the index file `index` (already created).
