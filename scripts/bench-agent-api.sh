@@ -34,15 +34,6 @@ load() { "$BIN/airlock-load" --url "http://127.0.0.1:$PORT" --agent load --secre
 serve() { "$BIN/airlock" serve >>"$DIR/server.log" 2>&1 & PID=$!; wait_ready "http://127.0.0.1:$PORT" 300; }
 stop() { kill "$PID"; wait "$PID" 2>/dev/null || true; }
 checkpoint() { sqlite3 "$DIR/bench.db" 'PRAGMA wal_checkpoint(TRUNCATE);' >/dev/null; }
-# The search index follows the chain a moment behind: wait until it has caught up.
-indexed() {
-  for _ in $(seq 600); do
-    chain=$(sqlite3 "$DIR/bench.db" 'SELECT max(seq) FROM audit_events')
-    done_to=$(sqlite3 "$DIR/bench-search.db" 'SELECT coalesce(max(seq), 0) FROM search_events' 2>/dev/null || echo 0)
-    [ "$done_to" -ge "$chain" ] && return 0
-    sleep 1
-  done
-}
 
 # The prefilled database, made once.
 DIR="$WORK/template"; mkdir -p "$DIR"; PORT="$(free_port)"
@@ -53,7 +44,7 @@ if [ "$PREFILL" -gt 0 ]; then
   echo "# storing $PREFILL calls first" >&2
   load --mix realistic --concurrency 64 --total "$PREFILL" --seconds 100000 >/dev/null
   # The runs measure new calls only.
-  indexed
+  wait_indexed "$DIR"
 fi
 stop; checkpoint
 echo "# database: $(stat -c %s "$DIR/bench.db") bytes, $(sqlite3 "$DIR/bench.db" 'SELECT count(*) FROM tool_calls') calls" >&2
@@ -77,7 +68,7 @@ for run in $(seq "$RUNS"); do
   # 2. open loop at a steady 2,000/s: once the search index has caught up on the wrk run
   #    (an event behind per call of that run), so that the loop measures the steady state.
   started=$(date +%s.%N)
-  indexed
+  wait_indexed "$DIR"
   lag=$(python3 -c "import time; print(round(time.time() - $started, 1))"); cpu2=$(cpu_ticks "$PID")
   load --mix realistic --rate 2000 --seconds "$SECONDS_PER_RUN" --server-pid "$PID" >"$DIR/open.json"
   stop; checkpoint

@@ -59,6 +59,20 @@ start_bench_server() {
   wait_ready "http://127.0.0.1:$PORT"
 }
 
+# Wait until the search index beside DIR/bench.db holds every event of its chain, looking
+# every STEP seconds (default 1) for at most TRIES looks (default 600); fails after that.
+wait_indexed() {
+  local dir="$1" step="${2:-1}" tries="${3:-600}" chain done_to
+  for _ in $(seq "$tries"); do
+    chain=$(sqlite3 "$dir/bench.db" 'SELECT coalesce(max(seq), 0) FROM audit_events')
+    done_to=$(sqlite3 "$dir/bench-search.db" 'SELECT coalesce(max(seq), 0) FROM search_events' 2>/dev/null || echo 0)
+    [ "$done_to" -ge "$chain" ] && return 0
+    sleep "$step"
+  done
+  echo "the search index in $dir did not catch up with its chain" >&2
+  return 1
+}
+
 # The server's CPU time so far (user + system), in clock ticks (getconf CLK_TCK).
 cpu_ticks() {
   awk '{print $14 + $15}' "/proc/$1/stat"
