@@ -254,6 +254,28 @@ pub fn push_insert<'a>(q: &mut crate::store::Sql<'a>, events: &'a [Chained<'a>])
     });
 }
 
+/// One event, for a prepared statement of its own (the ledger's SQLite connection).
+pub const INSERT_ONE: &str =
+    "INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+
+impl Chained<'_> {
+    /// Insert this event with [`INSERT_ONE`], prepared.
+    pub fn insert_one(&self, stmt: &mut rusqlite::Statement<'_>) -> rusqlite::Result<()> {
+        let e = self;
+        stmt.execute(rusqlite::params![
+            e.seq,
+            e.at_ms,
+            e.ev.kind,
+            e.ev.actor,
+            e.ev.call_id,
+            e.ev.session_id,
+            e.data,
+            hex::decode(&e.hash).unwrap_or_default(),
+        ])
+        .map(drop)
+    }
+}
+
 /// Append one event after `head` and advance it, inside a write transaction (`BEGIN
 /// IMMEDIATE`, so appends are serial): the ledger's batches, and the few administrative
 /// writes (users, agents, the policy in force) that run their own transaction.

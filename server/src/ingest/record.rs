@@ -5,7 +5,7 @@ use super::facts::{Facts, Recorded};
 use super::proposal::Proposal;
 use super::view::call_view;
 use crate::audit::{self, NewEvent};
-use crate::ledger::{agent_rate, LedgerError, Tx};
+use crate::ledger::{agent_rate, Effects, LedgerError, State, Tx};
 use crate::review;
 use crate::store;
 use crate::store::calls::{self, CallRow, NewCall};
@@ -193,68 +193,30 @@ pub async fn ingest(
             answers.push(r);
             continue;
         }
-        // The agent's rate, shared by every instance (see `ledger::agent_rate`); stored
-        // below only once the call is accepted.
-        let mut admitted = None;
-        if let Some(rate) = tx.state.settings.agent_rate {
-            let tat = policy::Usage::tat_ms(&tx.state.usage, agent_rate::BUDGET, &job.agent);
-            match rate.admit(tat, store::now_us()) {
-                Ok(tat) => admitted = Some(tat),
-                Err(wait_us) => {
-                    answers.push(Err(LedgerError::RateLimited {
-                        per_second: rate.per_second,
-                        retry_after: (wait_us as u64).div_ceil(1_000_000),
-                    }));
-                    continue;
-                }
+        let admitted = match rate(tx.state, job) {
+            Ok(tat) => tat,
+            Err(refused) => {
+                answers.push(Err(refused));
+                continue;
             }
-        }
+        };
         // A new trust context ends the session's grants before this call is decided.
         let trust = review::trust_of(&job.proposal.context);
         for (grant, was) in tx.state.grants.stale(&job.agent, &job.proposal.session_id, &trust) {
             let why = format!("the session's trust context changed from {was} to {trust}");
             review::grants::revoke(tx, &grant, "system", &why).await?;
         }
-        let mut p = prepare(tx, job, trust);
-        if p.pending.is_some() {
-            let cap = tx.state.settings.max_pending_per_agent;
-            let held = tx.state.pending.entry(job.agent.clone()).or_default();
-            if cap > 0 && *held >= cap {
-                // Nothing is stored or charged: the agent may retry the same message later.
-                answers.push(Err(LedgerError::TooManyPending(cap)));
-                continue;
+        match admit(tx.state, tx.fx, job, trust, admitted, &mut deltas) {
+            Ok(p) => {
+                known.insert(key, (job.body_sha256.to_vec(), p.response.clone()));
+                answers.push(Ok(Ingested {
+                    body: p.response.clone(),
+                    replay: false,
+                }));
+                prepared.push((job, p));
             }
-            *held += 1;
+            Err(refused) => answers.push(Err(refused)),
         }
-        if let Some(tat) = admitted {
-            let d = UsageDelta {
-                budget: agent_rate::BUDGET.into(),
-                scope: job.agent.clone(),
-                change: policy::UsageChange::Tat(tat),
-            };
-            tx.state.usage.apply(std::slice::from_ref(&d));
-            deltas.push(d);
-        }
-        // Later calls in this batch must see this one's budget use.
-        tx.state.usage.apply(&p.deltas);
-        deltas.append(&mut p.deltas);
-        tx.state
-            .recent
-            .insert(&job.agent, &job.message_id, &p.row.id, p.row.created_at_ms);
-        known.insert(key, (job.body_sha256.to_vec(), p.response.clone()));
-        answers.push(Ok(Ingested {
-            body: p.response.clone(),
-            replay: false,
-        }));
-        if let Some(item) = p.pending.take() {
-            tx.publish(LiveEvent::CallPending(item));
-        }
-        tx.count(
-            p.row.status,
-            p.row.blocked_by.map(policy::Layer::as_str),
-            p.row.decided_by.as_deref(),
-        );
-        prepared.push((job, p));
     }
     let rows: Vec<NewCall<'_>> = prepared.iter().map(|(job, p)| p.new_call(job)).collect();
     let events: Vec<audit::Chained<'_>> = prepared
@@ -285,12 +247,130 @@ pub async fn ingest(
     Ok(answers)
 }
 
+/// Can these proposals be decided without reading anything first? Not when a webhook-id
+/// may have been used before (in the last minutes, or twice among them: the retry's
+/// answer or refusal is built from what was stored), nor when a new trust context ends
+/// grants of the session (the grant is revoked and recorded first). Such batches take
+/// [`ingest`]; the others may take [`decide_new`].
+pub(crate) fn needs_no_read<'a>(state: &State, mut jobs: impl Iterator<Item = &'a IngestJob>) -> bool {
+    let mut ids = std::collections::HashSet::new();
+    jobs.all(|j| {
+        state.recent.get(&j.agent, &j.message_id).is_none()
+            && ids.insert((j.agent.as_str(), j.message_id.as_str()))
+            && state
+                .grants
+                .stale(&j.agent, &j.proposal.session_id, &review::trust_of(&j.proposal.context))
+                .is_empty()
+    })
+}
+
+/// What [`decide_new`] decided.
+pub(crate) struct Decided<'j> {
+    /// One per job, in order.
+    pub(crate) answers: Vec<Result<Ingested, LedgerError>>,
+    /// The calls to store, with their jobs.
+    pub(crate) calls: Vec<(&'j IngestJob, Prepared)>,
+    /// The budget changes to store.
+    pub(crate) deltas: Vec<UsageDelta>,
+}
+
+/// [`ingest`]'s decisions for proposals that [`needs_no_read`] admits: each decided in
+/// order and applied to the writer's state, nothing written.
+pub(crate) fn decide_new<'j>(state: &mut State, fx: &mut Effects, jobs: &'j [Box<IngestJob>]) -> Decided<'j> {
+    let mut answers = Vec::with_capacity(jobs.len());
+    let mut prepared = Vec::with_capacity(jobs.len());
+    let mut deltas = Vec::new();
+    for job in jobs {
+        let decided = rate(state, job).and_then(|admitted| {
+            let trust = review::trust_of(&job.proposal.context);
+            admit(state, fx, job, trust, admitted, &mut deltas)
+        });
+        match decided {
+            Ok(mut p) => {
+                answers.push(Ok(Ingested {
+                    body: std::mem::take(&mut p.response),
+                    replay: false,
+                }));
+                prepared.push((&**job, p));
+            }
+            Err(refused) => answers.push(Err(refused)),
+        }
+    }
+    Decided {
+        answers,
+        calls: prepared,
+        deltas,
+    }
+}
+
+/// The agent's rate, shared by every instance (see `ledger::agent_rate`): the rate state
+/// to store once the call is accepted, or the refusal.
+fn rate(state: &State, job: &IngestJob) -> Result<Option<i64>, LedgerError> {
+    let Some(rate) = state.settings.agent_rate else {
+        return Ok(None);
+    };
+    let tat = policy::Usage::tat_ms(&state.usage, agent_rate::BUDGET, &job.agent);
+    rate.admit(tat, store::now_us())
+        .map(Some)
+        .map_err(|wait_us| LedgerError::RateLimited {
+            per_second: rate.per_second,
+            retry_after: (wait_us as u64).div_ceil(1_000_000),
+        })
+}
+
+/// Decide a new proposal (its webhook-id unused so far, its session's grants current) and
+/// apply it to the writer's state: budgets, held calls, recent webhook-ids, what to tell
+/// once committed. Its budget changes are added to `deltas`. Nothing is written here.
+pub(crate) fn admit(
+    state: &mut State,
+    fx: &mut Effects,
+    job: &IngestJob,
+    trust: String,
+    admitted: Option<i64>,
+    deltas: &mut Vec<UsageDelta>,
+) -> Result<Prepared, LedgerError> {
+    let mut p = prepare(state, job, trust);
+    if p.pending.is_some() {
+        let cap = state.settings.max_pending_per_agent;
+        let held = state.pending.entry(job.agent.clone()).or_default();
+        if cap > 0 && *held >= cap {
+            // Nothing is stored or charged: the agent may retry the same message later.
+            return Err(LedgerError::TooManyPending(cap));
+        }
+        *held += 1;
+    }
+    if let Some(tat) = admitted {
+        let d = UsageDelta {
+            budget: agent_rate::BUDGET.into(),
+            scope: job.agent.clone(),
+            change: policy::UsageChange::Tat(tat),
+        };
+        state.usage.apply(std::slice::from_ref(&d));
+        deltas.push(d);
+    }
+    // Later calls in this batch must see this one's budget use.
+    state.usage.apply(&p.deltas);
+    deltas.append(&mut p.deltas);
+    state
+        .recent
+        .insert(&job.agent, &job.message_id, &p.row.id, p.row.created_at_ms);
+    if let Some(item) = p.pending.take() {
+        fx.publish(LiveEvent::CallPending(item));
+    }
+    fx.count(
+        p.row.status,
+        p.row.blocked_by.map(policy::Layer::as_str),
+        p.row.decided_by.as_deref(),
+    );
+    Ok(p)
+}
+
 /// A decided proposal, ready to store.
-struct Prepared {
-    row: CallRow,
+pub(crate) struct Prepared {
+    pub(crate) row: CallRow,
     details: String,
     response: String,
-    event: NewEvent,
+    pub(crate) event: NewEvent,
     /// The queue entry for dashboards, when the call is held.
     pending: Option<app::api::QueueItem>,
     deltas: Vec<UsageDelta>,
@@ -301,8 +381,8 @@ struct Prepared {
 }
 
 /// Evaluate one proposal and build everything that will be stored and answered.
-fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
-    let (state, p) = (&*tx.state, &job.proposal);
+fn prepare(state: &State, job: &IngestJob, trust: String) -> Prepared {
+    let p = &job.proposal;
     let now = store::now_ms();
     let grants = state.grants.for_session(&job.agent, &p.session_id, now);
     let started = std::time::Instant::now();
@@ -401,7 +481,7 @@ fn prepare(tx: &Tx<'_>, job: &IngestJob, trust: String) -> Prepared {
 }
 
 impl Prepared {
-    fn new_call<'a>(&'a self, job: &'a IngestJob) -> NewCall<'a> {
+    pub(crate) fn new_call<'a>(&'a self, job: &'a IngestJob) -> NewCall<'a> {
         let (p, r) = (&job.proposal, &self.row);
         NewCall {
             id: &r.id,

@@ -21,7 +21,7 @@ macro_rules! heads {
                 (SELECT coalesce(max(rowid), 0) FROM tool_calls)"
     };
 }
-const HEADS: &str = heads!();
+pub(super) const HEADS: &str = heads!();
 const BEGIN_AND_HEADS: &str = concat!("BEGIN IMMEDIATE; ", heads!());
 
 pub enum BatchTx {

@@ -123,6 +123,8 @@ pub struct Ledger {
     pub(super) write: crate::store::Db,
     /// Checkpoints beside the writer (SQLite), stopped at shutdown.
     pub(super) folder: Option<std::sync::Arc<crate::store::wal::Folder>>,
+    /// The proposals' own connection (SQLite), closed at shutdown.
+    pub(super) direct: Option<super::direct::Conn>,
 }
 
 impl Ledger {
@@ -131,6 +133,9 @@ impl Ledger {
     pub async fn close(&self) {
         if let Some(folder) = &self.folder {
             folder.close().await;
+        }
+        if let Some(direct) = &self.direct {
+            super::direct::close(direct).await;
         }
         crate::store::close(&self.write).await;
     }

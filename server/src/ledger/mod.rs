@@ -8,7 +8,9 @@
 //! disk, a slow disk is paid once per batch instead of once per call, and budgets and the
 //! audit chain have a single, serial writer at a time. Several instances on one
 //! PostgreSQL database take turns: a batch that finds the chain moved by another writer
-//! first reads back what it changed (`State::refresh`).
+//! first reads back what it changed (`State::refresh`). On a SQLite file, a batch of
+//! proposals alone that needs nothing read first goes to the ledger's own thread instead,
+//! which decides and writes it through a synchronous connection (`direct`).
 //!
 //! This module is only the writer: what each command writes lives with its concern
 //! (`ingest::record`, `review::decide`, `review::grants`, `oncall`, `expiry`,
@@ -38,6 +40,7 @@ use tokio::sync::{mpsc, oneshot, Notify};
 
 pub mod agent_rate;
 mod batch_tx;
+mod direct;
 mod handle;
 pub mod recent;
 
@@ -75,6 +78,24 @@ enum Reply {
         crate::policies::Applied,
     ),
     None,
+}
+
+impl Effects {
+    /// Tell the dashboards, once committed.
+    pub(crate) fn publish(&mut self, event: LiveEvent) {
+        self.publish.push(event);
+    }
+
+    /// Count a decision in the metrics, once committed.
+    pub(crate) fn count(
+        &mut self,
+        status: app::api::CallStatus,
+        layer: Option<&'static str>,
+        decided_by: Option<&str>,
+    ) {
+        let source = app::api::DecisionSource::of(status, decided_by).map_or("none", |s| s.as_str());
+        self.decisions.push((status.as_str(), layer, source));
+    }
 }
 
 impl Reply {
@@ -289,7 +310,7 @@ pub struct Tx<'a> {
     pub conn: &'a mut AnyConnection,
     pub head: &'a mut Head,
     pub state: &'a mut State,
-    fx: &'a mut Effects,
+    pub(crate) fx: &'a mut Effects,
     /// The group being stored is the batch's last work: its statement list may end with
     /// `COMMIT` (`batch_tx`), saving the batch a trip to the database.
     pub commit_last: bool,
@@ -310,8 +331,7 @@ impl Tx<'_> {
 
     /// Count a decision in the metrics, once committed.
     pub fn count(&mut self, status: app::api::CallStatus, layer: Option<&'static str>, decided_by: Option<&str>) {
-        let source = app::api::DecisionSource::of(status, decided_by).map_or("none", |s| s.as_str());
-        self.fx.decisions.push((status.as_str(), layer, source));
+        self.fx.count(status, layer, decided_by);
     }
 
     /// The break-glass board changed: pages read the new one once committed.
@@ -321,7 +341,7 @@ impl Tx<'_> {
 
     /// Tell the dashboards, once committed.
     pub fn publish(&mut self, event: LiveEvent) {
-        self.fx.publish.push(event);
+        self.fx.publish(event);
     }
 
     /// After a call reached its final status (expiry or a reviewer's decision, i.e. not in
@@ -372,6 +392,9 @@ struct Writer {
     /// Checkpoints beside the writer (SQLite); between batches the writer lets the log
     /// start over when it is due (`store::wal`).
     folder: Option<Arc<store::wal::Folder>>,
+    /// The connection batches of proposals are written on, and its thread: SQLite's file
+    /// alone (`direct`).
+    direct: Option<(direct::Conn, Arc<direct::Thread>)>,
 }
 
 /// Start the ledger task. Its handle is dropped when every `Ledger` clone is gone.
@@ -395,6 +418,12 @@ pub async fn start(
         store::Backend::Sqlite => Some(Arc::new(store::wal::Folder::start(&db, Default::default()).await?)),
         store::Backend::Postgres => None,
     };
+    // Several instances (PostgreSQL) record each batch's effects for the others: the
+    // general way only.
+    let direct = match shared.cluster {
+        None => direct::open(&db).await?,
+        Some(_) => None,
+    };
     *shared.board.write().unwrap_or_else(|p| p.into_inner()) = state.break_glass.list();
     let (tx, rx) = mpsc::channel(QUEUE);
     let task = tokio::spawn(
@@ -405,17 +434,41 @@ pub async fn start(
             shared,
             head_seq,
             folder: folder.clone(),
+            direct: match &direct {
+                Some(conn) => Some((conn.clone(), Arc::new(direct::Thread::start()?))),
+                None => None,
+            },
         }
         .run(rx),
     );
-    Ok((Ledger { tx, write, folder }, task))
+    Ok((
+        Ledger {
+            tx,
+            write,
+            folder,
+            direct,
+        },
+        task,
+    ))
 }
 
 impl Writer {
     async fn run(mut self, mut rx: mpsc::Receiver<Command>) {
         let mut batch = Vec::with_capacity(MAX_BATCH);
         while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-            self.commit_batch(std::mem::take(&mut batch), &mut rx).await;
+            let mut batch = std::mem::take(&mut batch);
+            if self.takes_direct(&batch) {
+                match self.commit_direct(batch).await {
+                    Some((writer, back)) => {
+                        self = writer;
+                        batch = back;
+                    }
+                    None => return,
+                }
+            }
+            if !batch.is_empty() {
+                self.commit_batch(batch, &mut rx).await;
+            }
             if let Some(folder) = &self.folder {
                 folder.restart_if_due(&self.write).await;
             }
@@ -423,15 +476,86 @@ impl Writer {
         tracing::debug!("ledger stopped");
     }
 
+    /// Whether a batch may take the direct way: proposals alone, none needing a read first.
+    fn takes_direct(&self, batch: &[Command]) -> bool {
+        let jobs = batch.iter().map(|c| match c {
+            Command::Ingest(job, _) => Some(&**job),
+            _ => None,
+        });
+        self.direct.is_some() && jobs.clone().all(|j| j.is_some()) && record::needs_no_read(&self.state, jobs.flatten())
+    }
+
+    /// Write a batch of proposals on the direct connection, on its thread (the writer goes
+    /// there and comes back). Answers the writer and what is left to write the
+    /// general way: nothing, or the whole batch when the chain's head moved. `None` when
+    /// the writer was lost (the ledger stops; every later command is answered
+    /// "unavailable").
+    async fn commit_direct(mut self, batch: Vec<Command>) -> Option<(Writer, Vec<Command>)> {
+        let started = std::time::Instant::now();
+        let (conn, thread) = self.direct.clone()?;
+        let (jobs, replies): (Vec<_>, Vec<_>) = batch
+            .into_iter()
+            .filter_map(|c| match c {
+                Command::Ingest(job, reply) => Some((job, reply)),
+                _ => None,
+            })
+            .unzip();
+        let task = thread.run(move || {
+            let mut fx = Effects {
+                commands: jobs.len(),
+                ..Effects::default()
+            };
+            let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                direct::write(&conn, &mut self.state, &mut fx, self.head_seq, &jobs)
+            }));
+            (self, fx, jobs, written)
+        });
+        let Some((mut writer, mut fx, jobs, written)) = task.await else {
+            tracing::error!("ledger stopped: its thread is gone");
+            return None;
+        };
+        let committed = match written {
+            Ok(Ok(direct::Written::Committed { head_seq, answers })) => Ok((head_seq, answers)),
+            Ok(Ok(direct::Written::Moved | direct::Written::Closed)) => {
+                let back = jobs.into_iter().zip(replies).map(|(j, r)| Command::Ingest(j, r));
+                return Some((writer, back.collect()));
+            }
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("the batch's writer panicked".to_string()),
+        };
+        let committed = match committed {
+            Ok((head_seq, answers)) => {
+                for (reply, answer) in replies.into_iter().zip(answers) {
+                    fx.replies.push(Reply::Ingest(reply, answer));
+                }
+                Ok(head_seq)
+            }
+            Err(e) => {
+                for reply in replies {
+                    fx.replies.push(Reply::Ingest(reply, Err(LedgerError::Unavailable)));
+                }
+                Err(e)
+            }
+        };
+        writer.release(fx, started, committed).await;
+        Some((writer, Vec::new()))
+    }
+
     async fn commit_batch(&mut self, batch: Vec<Command>, rx: &mut mpsc::Receiver<Command>) {
         let mut fx = Effects::default();
         let started = std::time::Instant::now();
         let outcome = self.apply_batch(batch, rx, &mut fx).await;
-        let size = fx.commands;
         let committed = match outcome {
             Ok((tx, head_seq)) => tx.commit().await.map(|()| head_seq).map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
         };
+        self.release(fx, started, committed).await;
+    }
+
+    /// After a batch: on success (the chain's new head), its effects; on failure, the
+    /// state reloaded and every sender told "unavailable".
+    async fn release(&mut self, mut fx: Effects, started: std::time::Instant, committed: Result<i64, String>) {
+        let size = fx.commands;
         let metrics = crate::metrics::get();
         metrics.batch_size.observe(size as f64);
         metrics.commit_seconds.observe(started.elapsed().as_secs_f64());

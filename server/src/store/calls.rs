@@ -143,6 +143,64 @@ pub struct NewCall<'a> {
     pub facts: Option<&'a str>,
 }
 
+/// The columns a new call fills, in the order both inserts bind them.
+macro_rules! insert_calls {
+    () => {
+        "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
+           arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
+           blocked_by, rule, reason, risk, approvers_required, policy_id, details,
+           created_at_ms, expires_at_ms, decided_at_ms, trust, turn_id, pinned, decided_by, facts)"
+    };
+}
+
+/// One call, for a prepared statement of its own (the ledger's SQLite connection,
+/// `ledger::direct`).
+pub const INSERT_ONE: &str = concat!(
+    insert_calls!(),
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+);
+
+impl NewCall<'_> {
+    /// Insert this call with [`INSERT_ONE`], prepared.
+    pub fn insert_one(&self, stmt: &mut rusqlite::Statement<'_>) -> rusqlite::Result<()> {
+        let c = self;
+        stmt.execute(rusqlite::params![
+            c.id,
+            c.agent_id,
+            c.message_id,
+            c.body_sha256,
+            c.session_id,
+            c.trace_id,
+            c.tool,
+            c.server,
+            c.arguments,
+            c.arguments_redacted,
+            c.agent_reason,
+            c.plan,
+            c.on_behalf_of,
+            c.context,
+            c.callback_url,
+            c.status.as_str(),
+            c.blocked_by,
+            c.rule,
+            c.reason,
+            c.risk.as_str(),
+            c.approvers_required,
+            c.policy_id,
+            c.details,
+            c.created_at_ms,
+            c.expires_at_ms,
+            (c.status != CallStatus::Pending).then_some(c.created_at_ms),
+            c.trust,
+            c.turn_id,
+            c.pinned,
+            c.decided_by,
+            c.facts,
+        ])
+        .map(drop)
+    }
+}
+
 /// Insert calls with one statement (the ledger has checked their idempotency keys; a
 /// duplicate fails the statement, and with it the batch).
 pub async fn insert_many(conn: &mut AnyConnection, calls: &[NewCall<'_>]) -> Result<(), sqlx::Error> {
@@ -157,12 +215,7 @@ pub async fn insert_many(conn: &mut AnyConnection, calls: &[NewCall<'_>]) -> Res
 
 /// The statement of [`insert_many`], appended to `q` (which may hold others before it).
 pub fn push_insert<'a>(q: &mut super::Sql<'a>, calls: &'a [NewCall<'a>]) {
-    q.push(
-        "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, trace_id, tool, server,
-           arguments, arguments_redacted, agent_reason, plan, on_behalf_of, context, callback_url, status,
-           blocked_by, rule, reason, risk, approvers_required, policy_id, details,
-           created_at_ms, expires_at_ms, decided_at_ms, trust, turn_id, pinned, decided_by, facts) VALUES ",
-    );
+    q.push(concat!(insert_calls!(), " VALUES "));
     q.rows(calls, |b, c| {
         b.bind(c.id)
             .bind(c.agent_id)

@@ -15,13 +15,30 @@ fn push_upsert<'a>(q: &mut Sql<'a>, (budget, scope): (&'a str, &'a str), sum: Su
     let (count, amount, tat) = sum;
     q.push("INSERT INTO budget_usage (budget, scope, count, amount, tat_ms, seq) VALUES (");
     q.bind(budget).push(", ").bind(scope).push(", ").bind(count).push(", ");
-    q.bind(amount).push(", ").bind(tat).push(", ").bind(seq).push(
+    q.bind(amount)
+        .push(", ")
+        .bind(tat)
+        .push(", ")
+        .bind(seq)
+        .push(upsert_tail!());
+}
+
+/// How a key's summed change meets what is stored.
+macro_rules! upsert_tail {
+    () => {
         ") ON CONFLICT (budget, scope) DO UPDATE SET
          count = CASE WHEN budget_usage.count + excluded.count < 0 THEN 0 ELSE budget_usage.count + excluded.count END,
          amount = budget_usage.amount + excluded.amount,
-         tat_ms = coalesce(excluded.tat_ms, budget_usage.tat_ms), seq = excluded.seq",
-    );
+         tat_ms = coalesce(excluded.tat_ms, budget_usage.tat_ms), seq = excluded.seq"
+    };
 }
+use upsert_tail;
+
+/// [`push_upsert`] as one prepared statement (the ledger's SQLite connection).
+const UPSERT_ONE: &str = concat!(
+    "INSERT INTO budget_usage (budget, scope, count, amount, tat_ms, seq) VALUES (?, ?, ?, ?, ?, ?",
+    upsert_tail!()
+);
 
 /// A key's summed change: count, amount, the newest rate state.
 type Sum = (i64, f64, Option<i64>);
@@ -119,6 +136,18 @@ impl UsageState {
             q.push(";\n");
             push_upsert(q, key, sum, seq);
         }
+    }
+
+    /// [`UsageState::persist`] on a synchronous SQLite connection, in its open transaction.
+    pub fn persist_sqlite(conn: &rusqlite::Connection, deltas: &[UsageDelta], seq: i64) -> rusqlite::Result<()> {
+        if deltas.is_empty() {
+            return Ok(());
+        }
+        let mut stmt = conn.prepare_cached(UPSERT_ONE)?;
+        for ((budget, scope), (count, amount, tat)) in sums(deltas) {
+            stmt.execute(rusqlite::params![budget, scope, count, amount, tat, seq])?;
+        }
+        Ok(())
     }
 
     /// Apply deltas in memory once they are written.
