@@ -189,15 +189,9 @@ impl SearchIndex {
             sqlx::raw_sql(clear).execute(&index.pool).await.map_err(fail)?;
         }
         if index.backend() == Backend::Sqlite {
-            // The file of the database the pool opened (none for an in-memory database, which
-            // another connection could not read).
-            let file: String = sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
-                .fetch_one(&index.chain)
-                .await
-                .map_err(fail)?;
-            if file.is_empty() {
+            let Some(file) = crate::store::sqlite_file(&index.chain).await.map_err(fail)? else {
                 return Err("search index: the database must be a file".into());
-            }
+            };
             let path = path.to_path_buf();
             let indexer = tokio::task::spawn_blocking(move || Indexer::open(Path::new(&file), &path))
                 .await

@@ -239,9 +239,16 @@ pub async fn insert_many(conn: &mut AnyConnection, events: &[Chained<'_>]) -> Re
     Ok(())
 }
 
+/// The columns an event fills, in the order both inserts bind them.
+macro_rules! insert_events {
+    () => {
+        "INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, hash)"
+    };
+}
+
 /// The statement of [`insert_many`], appended to `q` (which may hold others before it).
 pub fn push_insert<'a>(q: &mut crate::store::Sql<'a>, events: &'a [Chained<'a>]) {
-    q.push("INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, hash) VALUES ");
+    q.push(concat!(insert_events!(), " VALUES "));
     q.rows(events, |b, e| {
         b.bind(e.seq)
             .bind(e.at_ms)
@@ -255,8 +262,7 @@ pub fn push_insert<'a>(q: &mut crate::store::Sql<'a>, events: &'a [Chained<'a>])
 }
 
 /// One event, for a prepared statement of its own (the ledger's SQLite connection).
-pub const INSERT_ONE: &str =
-    "INSERT INTO audit_events (seq, at_ms, kind, actor, call_id, session_id, data, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+pub const INSERT_ONE: &str = concat!(insert_events!(), " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
 
 impl Chained<'_> {
     /// Insert this event with [`INSERT_ONE`], prepared.

@@ -62,13 +62,12 @@ pub(super) async fn open(db: &Db) -> Result<Option<Conn>, String> {
     if Backend::of(db) != Backend::Sqlite {
         return Ok(None);
     }
-    let file: String = sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
-        .fetch_one(db)
+    let Some(file) = crate::store::sqlite_file(db)
         .await
-        .map_err(|e| format!("ledger: {e}"))?;
-    if file.is_empty() {
+        .map_err(|e| format!("ledger: {e}"))?
+    else {
         return Ok(None);
-    }
+    };
     let conn = tokio::task::spawn_blocking(move || open_file(&file))
         .await
         .map_err(|e| format!("ledger: {e}"))?

@@ -515,26 +515,24 @@ impl Writer {
             return None;
         };
         let committed = match written {
-            Ok(Ok(direct::Written::Committed { head_seq, answers })) => Ok((head_seq, answers)),
-            Ok(Ok(direct::Written::Moved | direct::Written::Closed)) => {
-                let back = jobs.into_iter().zip(replies).map(|(j, r)| Command::Ingest(j, r));
-                return Some((writer, back.collect()));
-            }
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err("the batch's writer panicked".to_string()),
-        };
-        let committed = match committed {
-            Ok((head_seq, answers)) => {
+            Ok(Ok(direct::Written::Committed { head_seq, answers })) => {
                 for (reply, answer) in replies.into_iter().zip(answers) {
                     fx.replies.push(Reply::Ingest(reply, answer));
                 }
                 Ok(head_seq)
             }
-            Err(e) => {
+            Ok(Ok(direct::Written::Moved | direct::Written::Closed)) => {
+                let back = jobs.into_iter().zip(replies).map(|(j, r)| Command::Ingest(j, r));
+                return Some((writer, back.collect()));
+            }
+            failed => {
                 for reply in replies {
                     fx.replies.push(Reply::Ingest(reply, Err(LedgerError::Unavailable)));
                 }
-                Err(e)
+                Err(match failed {
+                    Ok(Err(e)) => e.to_string(),
+                    _ => "the batch's writer panicked".to_string(),
+                })
             }
         };
         writer.release(fx, started, committed).await;

@@ -164,6 +164,15 @@ async fn single(db: &Db, checkpoint_pages: i64) -> Result<Db, String> {
         .map_err(|e| format!("open database: {e}"))
 }
 
+/// The file of the SQLite database `db` opened; `None` for an in-memory database, which
+/// another connection could not read.
+pub async fn sqlite_file(db: &Db) -> Result<Option<String>, sqlx::Error> {
+    let file: String = sqlx::query_scalar("SELECT file FROM pragma_database_list WHERE name = 'main'")
+        .fetch_one(db)
+        .await?;
+    Ok((!file.is_empty()).then_some(file))
+}
+
 /// Apply pending migrations; any failure stops the start.
 pub async fn migrate(db: &Db) -> Result<(), String> {
     match Backend::of(db) {

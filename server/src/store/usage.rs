@@ -8,19 +8,11 @@ use policy::{UsageChange, UsageDelta};
 use sqlx::AnyConnection;
 use std::collections::HashMap;
 
-/// One key's summed change, added to its row (or a new one). A count's change may be
-/// negative (a modified call no longer charged): it is added as it is, and the sum never
-/// goes below zero; `set` reads a negative count of a new key as zero.
-fn push_upsert<'a>(q: &mut Sql<'a>, (budget, scope): (&'a str, &'a str), sum: Sum, seq: i64) {
-    let (count, amount, tat) = sum;
-    q.push("INSERT INTO budget_usage (budget, scope, count, amount, tat_ms, seq) VALUES (");
-    q.bind(budget).push(", ").bind(scope).push(", ").bind(count).push(", ");
-    q.bind(amount)
-        .push(", ")
-        .bind(tat)
-        .push(", ")
-        .bind(seq)
-        .push(upsert_tail!());
+/// The upsert of a key's summed change, up to its values.
+macro_rules! upsert_head {
+    () => {
+        "INSERT INTO budget_usage (budget, scope, count, amount, tat_ms, seq) VALUES ("
+    };
 }
 
 /// How a key's summed change meets what is stored.
@@ -32,13 +24,24 @@ macro_rules! upsert_tail {
          tat_ms = coalesce(excluded.tat_ms, budget_usage.tat_ms), seq = excluded.seq"
     };
 }
-use upsert_tail;
+
+/// One key's summed change, added to its row (or a new one). A count's change may be
+/// negative (a modified call no longer charged): it is added as it is, and the sum never
+/// goes below zero; `set` reads a negative count of a new key as zero.
+fn push_upsert<'a>(q: &mut Sql<'a>, (budget, scope): (&'a str, &'a str), sum: Sum, seq: i64) {
+    let (count, amount, tat) = sum;
+    q.push(upsert_head!());
+    q.bind(budget).push(", ").bind(scope).push(", ").bind(count).push(", ");
+    q.bind(amount)
+        .push(", ")
+        .bind(tat)
+        .push(", ")
+        .bind(seq)
+        .push(upsert_tail!());
+}
 
 /// [`push_upsert`] as one prepared statement (the ledger's SQLite connection).
-const UPSERT_ONE: &str = concat!(
-    "INSERT INTO budget_usage (budget, scope, count, amount, tat_ms, seq) VALUES (?, ?, ?, ?, ?, ?",
-    upsert_tail!()
-);
+const UPSERT_ONE: &str = concat!(upsert_head!(), "?, ?, ?, ?, ?, ?", upsert_tail!());
 
 /// A key's summed change: count, amount, the newest rate state.
 type Sum = (i64, f64, Option<i64>);
