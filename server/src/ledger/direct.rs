@@ -124,8 +124,10 @@ pub(super) fn write(
         return Ok(Written::Closed);
     };
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let (seq, hash, newest): (Option<i64>, Option<Vec<u8>>, i64) =
-        tx.query_row(super::batch_tx::HEADS, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    // Cached: parsing the three subqueries anew cost as much as storing a call.
+    let (seq, hash, newest): (Option<i64>, Option<Vec<u8>>, i64) = tx
+        .prepare_cached(super::batch_tx::HEADS)?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     let mut head = Head::stored(seq.zip(hash));
     if head.seq != known_head {
         return Ok(Written::Moved);

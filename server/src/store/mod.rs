@@ -321,6 +321,61 @@ mod tests {
         assert_eq!(pragma(&index.pool, "temp_store").await, "2", "search index: MEMORY");
     }
 
+    /// Storing a call builds no temporary index (migration 0014): SQLite checks an IN list
+    /// of more than two values through one, built again for every row written. The status
+    /// check accepts the same values as before, and only those.
+    #[tokio::test]
+    async fn storing_a_call_builds_no_temporary_index_and_checks_its_status() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let db = connect(&secrecy::SecretString::from(format!("sqlite://{}", path.display())))
+            .await
+            .unwrap();
+        migrate(&db).await.unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let mut explain = conn.prepare(&format!("EXPLAIN {}", calls::INSERT_ONE)).unwrap();
+        // Unbound parameters are NULL: EXPLAIN only compiles the statement.
+        let mut rows = explain.raw_query();
+        let mut ops: Vec<String> = Vec::new();
+        while let Some(row) = rows.next().unwrap() {
+            ops.push(row.get(1).unwrap());
+        }
+        assert!(ops.iter().any(|o| o == "Insert"), "the call's insert: {ops:?}");
+        assert!(!ops.iter().any(|o| o == "OpenEphemeral"), "{ops:?}");
+        // Foreign keys off on this connection: only the status decides.
+        conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+        let insert = |id: &str, status: &str| {
+            conn.execute(
+                "INSERT INTO tool_calls (id, agent_id, message_id, body_sha256, session_id, tool, arguments,
+                   status, reason, risk, approvers_required, policy_id, created_at_ms)
+                 VALUES (?1, 'a', ?1, x'00', 's', 't', '{}', ?2, 'r', 'low', 0, 1, 1)",
+                rusqlite::params![id, status],
+            )
+        };
+        let statuses = [
+            "allowed",
+            "denied",
+            "pending",
+            "approved",
+            "modified",
+            "rejected",
+            "skipped",
+            "expired",
+            "cancelled",
+            "overridden",
+        ];
+        for s in statuses {
+            insert(s, s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        }
+        for s in ["Allowed", "allowed ", "", "bogus"] {
+            let refused = insert(&format!("x{s}"), s).unwrap_err();
+            assert!(
+                refused.to_string().contains("CHECK constraint failed"),
+                "{s:?}: {refused}"
+            );
+        }
+    }
+
     /// SQLite is built without memory statistics (`scripts/env.sh` sets `LIBSQLITE3_FLAGS`):
     /// with them every allocation of every connection takes one shared mutex.
     #[tokio::test]
