@@ -447,20 +447,7 @@ fn prepare(state: &State, job: &IngestJob, trust: String) -> Prepared {
         // fill them back in, see `audit::without_usual`). The policy is named by its
         // version's first 16 hex digits (`policy_versions` has the whole); the webhook-id
         // stays with the call row.
-        data: audit::without_usual(audit::compact(json!({
-            "tool": p.tool, "server": p.server, "trace_id": p.trace_id, "turn_id": p.turn_id,
-            "arguments": redacted.arguments, "masked": redacted.masked, "fingerprints": redacted.fingerprints,
-            "reason": redacted.reason, "plan": redacted.plan,
-            "on_behalf_of": p.on_behalf_of,
-            "decision": {
-                "status": status, "blocked_by": row.blocked_by, "rule": d.rule, "reason": d.reason,
-                "source": source.as_str(), "grant_id": d.grant_id,
-                "policy": audit::policy_ref(&row.policy_version),
-                "risk": row.risk, "approvers_required": row.approvers_required,
-                "expires_at_ms": d.expires_at_ms, "shadow": d.shadow,
-            },
-            "timings": {"evaluate_us": eval_us},
-        }))),
+        data: received_data(p, redacted, &d, status, source, eval_us),
     };
     let pending = (status == CallStatus::Pending).then(|| review::view::queue_item(&state.policy, &row));
     Prepared {
@@ -478,6 +465,97 @@ fn prepare(state: &State, job: &IngestJob, trust: String) -> Prepared {
             None
         },
     }
+}
+
+/// A `call_received` event's data, as [`received_data_reference`] builds it, without the
+/// values it then drops: built for every call in the serial ledger.
+fn received_data(
+    p: &Proposal,
+    redacted: &RedactedProposal,
+    d: &policy::Decision,
+    status: CallStatus,
+    source: DecisionSource,
+    eval_us: u64,
+) -> Value {
+    use serde_json::Map;
+    /// `audit::compact`'s rule: nulls and empty lists are left out.
+    fn put(m: &mut Map<String, Value>, key: &str, v: Value) {
+        if !(v.is_null() || v.as_array().is_some_and(Vec::is_empty)) {
+            m.insert(key.into(), v);
+        }
+    }
+    fn text(s: &Option<String>) -> Value {
+        s.as_ref().map_or(Value::Null, |s| Value::String(s.clone()))
+    }
+    fn value<T: serde::Serialize>(v: &T) -> Value {
+        serde_json::to_value(v).unwrap_or(Value::Null)
+    }
+    let mut decision = Map::new();
+    put(&mut decision, "status", value(&status));
+    put(&mut decision, "blocked_by", value(&d.blocked_by));
+    put(&mut decision, "rule", text(&d.rule));
+    put(&mut decision, "reason", Value::String(d.reason.clone()));
+    // `audit::without_usual`: the usual source, risk and approver count are left out.
+    if source.as_str() != "policy" {
+        put(&mut decision, "source", source.as_str().into());
+    }
+    put(&mut decision, "grant_id", text(&d.grant_id));
+    put(&mut decision, "policy", audit::policy_ref(&d.policy_version).into());
+    let risk = value(&d.risk);
+    if risk != "low" {
+        put(&mut decision, "risk", risk);
+    }
+    if d.approvers_required != 0 {
+        put(
+            &mut decision,
+            "approvers_required",
+            i64::from(d.approvers_required).into(),
+        );
+    }
+    put(&mut decision, "expires_at_ms", d.expires_at_ms.into());
+    put(&mut decision, "shadow", value(&d.shadow));
+    let mut data = Map::new();
+    put(&mut data, "tool", Value::String(p.tool.clone()));
+    put(&mut data, "server", text(&p.server));
+    put(&mut data, "trace_id", text(&p.trace_id));
+    put(&mut data, "turn_id", text(&p.turn_id));
+    put(&mut data, "arguments", redacted.arguments.clone());
+    put(&mut data, "masked", value(&redacted.masked));
+    put(&mut data, "fingerprints", value(&redacted.fingerprints));
+    put(&mut data, "reason", text(&redacted.reason));
+    put(&mut data, "plan", text(&redacted.plan));
+    put(&mut data, "on_behalf_of", text(&p.on_behalf_of));
+    data.insert("decision".into(), Value::Object(decision));
+    data.insert("timings".into(), json!({"evaluate_us": eval_us}));
+    Value::Object(data)
+}
+
+/// [`received_data`] as first written: every field, then `audit::compact` and
+/// `audit::without_usual`. Kept for the test that holds the two to the same result (the
+/// audit chain hashes what they build).
+#[cfg(test)]
+fn received_data_reference(
+    p: &Proposal,
+    redacted: &RedactedProposal,
+    d: &policy::Decision,
+    status: CallStatus,
+    source: DecisionSource,
+    eval_us: u64,
+) -> Value {
+    audit::without_usual(audit::compact(json!({
+        "tool": p.tool, "server": p.server, "trace_id": p.trace_id, "turn_id": p.turn_id,
+        "arguments": redacted.arguments, "masked": redacted.masked, "fingerprints": redacted.fingerprints,
+        "reason": redacted.reason, "plan": redacted.plan,
+        "on_behalf_of": p.on_behalf_of,
+        "decision": {
+            "status": status, "blocked_by": d.blocked_by, "rule": d.rule, "reason": d.reason,
+            "source": source.as_str(), "grant_id": d.grant_id,
+            "policy": audit::policy_ref(&d.policy_version),
+            "risk": d.risk, "approvers_required": i64::from(d.approvers_required),
+            "expires_at_ms": d.expires_at_ms, "shadow": d.shadow,
+        },
+        "timings": {"evaluate_us": eval_us},
+    })))
 }
 
 impl Prepared {
@@ -573,4 +651,77 @@ pub async fn report(
     tx.audit(now, &ev).await?;
     let row = calls::get_in(tx.conn, id).await?.ok_or(sqlx::Error::RowNotFound)?;
     Ok(Ok(row))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The received call's event is hashed into the audit chain: the direct builder must
+    /// give exactly what every field followed by `audit::compact` and `audit::without_usual`
+    /// gave, for calls allowed, refused at each layer, held (with approvers and risk), with
+    /// masked secrets, with a grant and without optional fields.
+    #[test]
+    fn a_received_calls_event_data_is_what_the_compacted_document_was() {
+        let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../policies/demo.toml")).unwrap();
+        let policy = policy::Policy::from_toml(&src).unwrap();
+        let prints =
+            audit::fingerprint::Fingerprinter::from_server_key(&crate::agents::ServerKey::from_bytes(&[3; 32]));
+        let usage = UsageState::default();
+        let proposals = [
+            json!({"session_id": "s", "tool": "read_file", "arguments": {"path": "notes/a.txt"}}),
+            json!({"session_id": "s", "tool": "read_file", "arguments": {"path": "/etc/shadow"}, "trace_id": "t1",
+                   "turn_id": "u1", "reason": "look at password=hunter2", "plan": "p", "on_behalf_of": "bob"}),
+            json!({"session_id": "s", "tool": "execute_command", "arguments": {"command": "rm -rf /"}}),
+            json!({"session_id": "s", "tool": "execute_command", "arguments": {"command": "ls", "env": {"API_KEY": "sk-live-0123456789abcdef"}}}),
+            json!({"session_id": "s", "tool": "no_such_tool", "arguments": {}}),
+            json!({"session_id": "s", "tool": "read_file", "arguments": {"path": 5}}),
+            json!({"session_id": "s", "tool": "send_email", "arguments": {"to": "x@example.com", "subject": "s", "body": "b"}, "server": "mail"}),
+            json!({"session_id": "s", "tool": "refund", "arguments": {"amount": 5000, "order_id": "o-1"}}),
+            json!({"session_id": "s", "tool": "web_search", "arguments": {"query": "q"}}),
+            json!({"session_id": "s", "tool": "refund_order", "arguments": {"order_id": "ABCDEF1234", "amount": 60000}}),
+            json!({"session_id": "s", "tool": "refund_order", "arguments": {"order_id": "ABCDEF1234", "amount": 10}}),
+            json!({"session_id": "s", "tool": "execute_command", "arguments": {"command": "ls -la"}, "turn_id": "u2"}),
+            json!({"session_id": "s", "tool": "write_file", "arguments": {"path": "notes/a.md", "content": "password=hunter2"}}),
+        ];
+        let grant = policy::Grant {
+            id: "gr_1".into(),
+            scope: policy::GrantScope::Tool("execute_command".into()),
+            expires_at_ms: i64::MAX,
+        };
+        let mut seen = std::collections::HashSet::new();
+        for body in proposals {
+            let p = Proposal::from_json(body.clone()).unwrap();
+            let redacted = RedactedProposal::of(&p, &prints);
+            for grants in [&[][..], std::slice::from_ref(&grant)] {
+                let inputs = policy::Inputs {
+                    now_ms: 1_000,
+                    usage: &usage,
+                    grants,
+                    host: &policy::PureHost,
+                };
+                let d = policy.evaluate(&p.call("a1"), &inputs);
+                let status = match d.status {
+                    policy::Status::Allowed => CallStatus::Allowed,
+                    policy::Status::Denied => CallStatus::Denied,
+                    policy::Status::Pending => CallStatus::Pending,
+                };
+                for source in [DecisionSource::Policy, DecisionSource::Grant] {
+                    let built = received_data(&p, &redacted, &d, status, source, 17);
+                    let reference = received_data_reference(&p, &redacted, &d, status, source, 17);
+                    assert_eq!(built, reference, "{body}");
+                    seen.insert((
+                        status,
+                        d.blocked_by,
+                        d.approvers_required > 0,
+                        redacted.masked.is_empty(),
+                    ));
+                }
+            }
+        }
+        // The cases above reach allowed, held and refused calls, approver counts and masks.
+        let statuses: std::collections::HashSet<_> = seen.iter().map(|s| s.0).collect();
+        assert_eq!(statuses.len(), 3, "{seen:?}");
+        assert!(seen.iter().any(|s| s.2) && seen.iter().any(|s| !s.3), "{seen:?}");
+    }
 }

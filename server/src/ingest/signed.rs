@@ -181,13 +181,16 @@ async fn verify(state: &AppState, headers: &HeaderMap, payload: &[u8]) -> Result
     // Credentials are cached; a mismatch re-reads them once (the secret may just have
     // been rotated by another process).
     let mut creds = lookup(false).await?;
-    if !creds.disabled && signature::verify(&creds.secrets, id, ts, payload, sig) == Err(SignatureError::Mismatch) {
+    let mut checked = (!creds.disabled).then(|| signature::verify(&creds.secrets, id, ts, payload, sig));
+    if checked == Some(Err(SignatureError::Mismatch)) {
         creds = lookup(true).await?;
+        checked = None;
     }
     if creds.disabled {
         return Err(ApiError::AgentDisabled);
     }
-    signature::verify(&creds.secrets, id, ts, payload, sig)?;
+    // Checked once per set of secrets: the MAC is over the whole body.
+    checked.unwrap_or_else(|| signature::verify(&creds.secrets, id, ts, payload, sig))?;
     Ok((agent, id.to_string()))
 }
 
