@@ -25,7 +25,7 @@ use tokio::sync::Mutex;
 
 /// Bumped when what a SQLite index holds changes: an index of another version is rebuilt.
 /// (PostgreSQL's index changes by migration.)
-const SCHEMA_VERSION: i64 = 5;
+const SCHEMA_VERSION: i64 = 6;
 /// The filters that SQLite's index answers from full-text search instead of a B-tree index
 /// of their own: each is one token of the `facets` column ([`facet_token`]), added to the
 /// segment FTS5 writes per batch anyway. A B-tree index per filter cost an insert into each
@@ -38,7 +38,21 @@ pub(crate) const FACETS: [&str; 8] = ["agent", "tool", "status", "layer", "rule"
 /// in hex. Only letters and digits (the tokenizer keeps it whole, already lower case), so it
 /// matches exactly this column and value, never a word of the text or a longer value.
 pub(crate) fn facet_token(column: &str, value: &str) -> String {
-    format!("{column}z{}", hex::encode(value))
+    let mut token = String::new();
+    push_facet_token(&mut token, column, value);
+    token
+}
+
+/// [`facet_token`] written onto `out`: the indexer makes eight per event.
+fn push_facet_token(out: &mut String, column: &str, value: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(column.len() + 1 + 2 * value.len());
+    out.push_str(column);
+    out.push('z');
+    for b in value.bytes() {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 15)]));
+    }
 }
 
 /// Events read and written per batch.
@@ -524,8 +538,14 @@ impl Derived {
 
     /// The `facets` column of SQLite's full-text table: a token per filter the event has.
     pub fn facets(&self) -> String {
-        let tokens = FACETS.iter().filter_map(|c| self.facet(c).map(|v| facet_token(c, v)));
-        tokens.collect::<Vec<_>>().join(" ")
+        let mut out = String::with_capacity(256);
+        for (column, value) in FACETS.iter().filter_map(|c| Some((c, self.facet(c)?))) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            push_facet_token(&mut out, column, value);
+        }
+        out
     }
 }
 
@@ -579,7 +599,12 @@ pub fn derive(ev: Event, call: Call) -> Derived {
         text.push_str(part);
         text.push(' ');
     }
-    flatten(d, &mut text);
+    let said = [
+        ("tool", tool.as_deref()),
+        ("trace_id", trace.as_deref()),
+        ("agent", agent.as_deref()),
+    ];
+    flatten_data(d, &mut text, &said);
     if text.len() > MAX_TEXT {
         let mut end = MAX_TEXT;
         while !text.is_char_boundary(end) {
@@ -632,6 +657,29 @@ pub fn summary_line(ev: &Event) -> String {
     let decision = &decision_of(ev);
     let tool = text_at(&ev.data, &["tool"]);
     summary(ev, tool.as_deref(), status_of(ev, decision).as_deref(), decision)
+}
+
+/// The words of an event's data: its values, and the keys of what they nest (the arguments
+/// an agent sent, say). Not the event's own field names (`decision`, `status`, `reason`…),
+/// the same on every event of a kind, which made up a third of the words written and found
+/// every event of the kind; its filters answer those. Not its timings (numbers that would
+/// match searches for numbers), nor a value the words already began with (`said`: the
+/// tool, the trace, the agent).
+fn flatten_data(data: &Value, out: &mut String, said: &[(&str, Option<&str>)]) {
+    let Value::Object(fields) = data else {
+        return flatten(data, out);
+    };
+    for (key, value) in fields {
+        let repeated = said
+            .iter()
+            .any(|(k, v)| k == key && v.is_some() && value.as_str() == *v);
+        match (key.as_str(), value) {
+            ("timings", _) => {}
+            _ if repeated => {}
+            ("decision", Value::Object(decision)) => decision.values().for_each(|v| flatten(v, out)),
+            _ => flatten(value, out),
+        }
+    }
 }
 
 /// Every key and scalar of a JSON value, space-separated (the words full-text search sees).
@@ -782,6 +830,45 @@ mod tests {
         assert_eq!(d.reviewer, None);
         assert_eq!(d.summary, "run_command: denied — destructive command");
         assert!(d.text.contains("rm -rf /") && d.text.contains("command"), "{}", d.text);
+        // The event's own field names are not words, nor are values said once already.
+        let words = crate::audit::words::words(&d.text);
+        for name in [
+            "decision",
+            "status",
+            "blocked",
+            "reason",
+            "rule",
+            "source",
+            "timings",
+            "arguments",
+        ] {
+            assert!(!words.iter().any(|w| w == name), "{name}: {}", d.text);
+        }
+        let count = |w: &str| words.iter().filter(|x| *x == w).count();
+        assert_eq!((count("run"), count("t"), count("bot")), (1, 1, 2), "{}", d.text);
+        assert_eq!(count("destructive"), 1, "{}", d.text);
+    }
+
+    /// What an agent sent keeps its keys (a search for a field of the arguments finds the
+    /// call), at any depth; timings are left out.
+    #[test]
+    fn the_arguments_keys_are_words_and_timings_are_not() {
+        let d = derive(
+            ev(
+                "call_received",
+                "agent:bot",
+                json!({"tool": "send", "arguments": {"recipient": "x", "headers": {"priority": 1}},
+                       "context": {"tenant": "acme"}, "timings": {"evaluate_us": 4242}}),
+            ),
+            Call::default(),
+        );
+        let words = crate::audit::words::words(&d.text);
+        for w in ["recipient", "headers", "priority", "tenant", "acme", "x", "1"] {
+            assert!(words.iter().any(|x| x == w), "{w}: {}", d.text);
+        }
+        for w in ["evaluate", "us", "4242"] {
+            assert!(!words.iter().any(|x| x == w), "{w}: {}", d.text);
+        }
     }
 
     #[test]
@@ -823,6 +910,25 @@ mod tests {
             assert_eq!(automerge, FTS_AUTOMERGE);
             index.close().await;
         }
+    }
+
+    /// A filter's token: the column, `z`, the value's bytes in lower-case hex; one token per
+    /// filter the event has, in `FACETS` order.
+    #[test]
+    fn facet_tokens_spell_the_value_in_hex() {
+        assert_eq!(facet_token("tool", "rm é"), "toolz726d20c3a9");
+        let d = derive(
+            ev(
+                "call_received",
+                "agent:a1",
+                json!({"tool": "t", "decision": {"status": "denied"}}),
+            ),
+            Call::default(),
+        );
+        assert_eq!(
+            d.facets(),
+            "agentz6131 toolz74 statusz64656e696564 sourcez706f6c696379 kindz63616c6c5f7265636569766564"
+        );
     }
 
     #[test]

@@ -739,7 +739,7 @@ async fn rewrite_from(db: &server::store::Db, from: i64) {
     for (seq, at, kind, actor, call, session, data) in rows {
         let mut data: Value = serde_json::from_str(&data).unwrap();
         if seq == from {
-            data["rewritten"] = json!(true);
+            data["note"] = json!("rewritten");
         }
         let hash = server::audit::event_hash(
             seq,
