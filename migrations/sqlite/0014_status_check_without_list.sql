@@ -1,8 +1,8 @@
 -- A call's status is checked by comparisons instead of an IN list. SQLite checks a list
 -- of more than two values by building a temporary index of them, and a CHECK does that
 -- again for every row written: for each call the ledger stores, a B-tree created, ten
--- values inserted and the tree dropped, a tenth of the insert's work
--- (docs/performance.md, "The status check"). Both forms accept exactly the same values.
+-- values inserted and the tree dropped, half of the insert's instructions
+-- (docs/performance.md, machine Q). Both forms accept exactly the same values.
 --
 -- Changing a CHECK needs no rebuild of the table: SQLite's documented way ("ALTER TABLE",
 -- making other kinds of table schema changes) is to edit the table's definition in
