@@ -661,10 +661,10 @@ pub fn summary_line(ev: &Event) -> String {
 
 /// The words of an event's data: its values, and the keys of what they nest (the arguments
 /// an agent sent, say). Not the event's own field names (`decision`, `status`, `reason`…),
-/// the same on every event of a kind, which made up a third of the words written and found
-/// every event of the kind; its filters answer those. Not its timings (numbers that would
-/// match searches for numbers), nor a value the words already began with (`said`: the
-/// tool, the trace, the agent).
+/// the same on every event of a kind, which found every event of the kind; its filters
+/// answer those. Not its timings (numbers that would match searches for numbers), nor a
+/// value the words already began with (`said`: the tool, the trace, the agent). Together
+/// these were two fifths of the words written (docs/performance.md, machine Q).
 fn flatten_data(data: &Value, out: &mut String, said: &[(&str, Option<&str>)]) {
     let Value::Object(fields) = data else {
         return flatten(data, out);
