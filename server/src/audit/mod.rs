@@ -68,9 +68,6 @@ impl Head {
 /// in its objects one level down (`decision`, `timings`). Deeper values (the call's
 /// arguments) are kept exactly as they are.
 pub fn compact(mut data: Value) -> Value {
-    fn absent(v: &Value) -> bool {
-        v.is_null() || v.as_array().is_some_and(Vec::is_empty)
-    }
     if let Value::Object(top) = &mut data {
         top.retain(|_, v| !absent(v));
         for (k, v) in top.iter_mut() {
@@ -83,6 +80,11 @@ pub fn compact(mut data: Value) -> Value {
         }
     }
     data
+}
+
+/// What [`compact`] leaves out: a null field or an empty list.
+pub fn absent(v: &Value) -> bool {
+    v.is_null() || v.as_array().is_some_and(Vec::is_empty)
 }
 
 /// How a `call_received` event names the policy that decided it: the version's first 16

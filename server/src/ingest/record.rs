@@ -468,7 +468,7 @@ fn prepare(state: &State, job: &IngestJob, trust: String) -> Prepared {
 }
 
 /// A `call_received` event's data, as [`received_data_reference`] builds it, without the
-/// values it then drops: built for every call in the serial ledger.
+/// absent fields it then drops: built for every call in the serial ledger.
 fn received_data(
     p: &Proposal,
     redacted: &RedactedProposal,
@@ -478,9 +478,9 @@ fn received_data(
     eval_us: u64,
 ) -> Value {
     use serde_json::Map;
-    /// `audit::compact`'s rule: nulls and empty lists are left out.
+    /// `audit::compact`'s rule, applied as the fields are added.
     fn put(m: &mut Map<String, Value>, key: &str, v: Value) {
-        if !(v.is_null() || v.as_array().is_some_and(Vec::is_empty)) {
+        if !audit::absent(&v) {
             m.insert(key.into(), v);
         }
     }
@@ -495,23 +495,15 @@ fn received_data(
     put(&mut decision, "blocked_by", value(&d.blocked_by));
     put(&mut decision, "rule", text(&d.rule));
     put(&mut decision, "reason", Value::String(d.reason.clone()));
-    // `audit::without_usual`: the usual source, risk and approver count are left out.
-    if source.as_str() != "policy" {
-        put(&mut decision, "source", source.as_str().into());
-    }
+    put(&mut decision, "source", source.as_str().into());
     put(&mut decision, "grant_id", text(&d.grant_id));
     put(&mut decision, "policy", audit::policy_ref(&d.policy_version).into());
-    let risk = value(&d.risk);
-    if risk != "low" {
-        put(&mut decision, "risk", risk);
-    }
-    if d.approvers_required != 0 {
-        put(
-            &mut decision,
-            "approvers_required",
-            i64::from(d.approvers_required).into(),
-        );
-    }
+    put(&mut decision, "risk", value(&d.risk));
+    put(
+        &mut decision,
+        "approvers_required",
+        i64::from(d.approvers_required).into(),
+    );
     put(&mut decision, "expires_at_ms", d.expires_at_ms.into());
     put(&mut decision, "shadow", value(&d.shadow));
     let mut data = Map::new();
@@ -527,7 +519,8 @@ fn received_data(
     put(&mut data, "on_behalf_of", text(&p.on_behalf_of));
     data.insert("decision".into(), Value::Object(decision));
     data.insert("timings".into(), json!({"evaluate_us": eval_us}));
-    Value::Object(data)
+    // The decision's usual values, which readers put back, are left out in one place.
+    audit::without_usual(Value::Object(data))
 }
 
 /// [`received_data`] as first written: every field, then `audit::compact` and

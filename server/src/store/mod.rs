@@ -352,18 +352,7 @@ mod tests {
                 rusqlite::params![id, status],
             )
         };
-        let statuses = [
-            "allowed",
-            "denied",
-            "pending",
-            "approved",
-            "modified",
-            "rejected",
-            "skipped",
-            "expired",
-            "cancelled",
-            "overridden",
-        ];
+        let statuses = app::api::CallStatus::ALL.map(app::api::CallStatus::as_str);
         for s in statuses {
             insert(s, s).unwrap_or_else(|e| panic!("{s}: {e}"));
         }
